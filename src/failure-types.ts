@@ -1,0 +1,28 @@
+/**
+ * The `type` of every ApplicationFailure this library raises. They are what a
+ * workflow matches on and what the Temporal Web UI shows for a refused activity.
+ */
+
+/** A claim exists with no recorded outcome: the call may have gone out. Non-retryable. */
+export const IdempotencyOrphanedClaim = 'IdempotencyOrphanedClaim';
+/** An earlier attempt still holds the claim and is running. Retryable. */
+export const IdempotencyClaimBusy = 'IdempotencyClaimBusy';
+/** The claim store could not be reached before the call; nothing ran. Retryable. */
+export const IdempotencyStoreUnavailable = 'IdempotencyStoreUnavailable';
+/** The arguments have no stable form to derive a key from. Non-retryable. */
+export const IdempotencyInvalidKeyInput = 'IdempotencyInvalidKeyInput';
+/** A key was reused for an action with different arguments. Non-retryable. */
+export const IdempotencyKeyReuse = 'IdempotencyKeyReuse';
+/** The worker's idempotency options are wrong; the activity did not run. Non-retryable. */
+export const IdempotencyConfiguration = 'IdempotencyConfiguration';
+
+export const IDEMPOTENCY_FAILURE_TYPES = [
+  IdempotencyOrphanedClaim,
+  IdempotencyClaimBusy,
+  IdempotencyStoreUnavailable,
+  IdempotencyInvalidKeyInput,
+  IdempotencyKeyReuse,
+  IdempotencyConfiguration,
+] as const;
+
+export type IdempotencyFailureType = (typeof IDEMPOTENCY_FAILURE_TYPES)[number];

@@ -1,0 +1,40 @@
+/**
+ * temporal-idempotency: one activity interceptor that makes every external
+ * write at-most-once. Register `idempotencyInterceptors({ store })` on the
+ * worker; claims live in Postgres (`PostgresClaimStore`, `migrate`).
+ */
+export {
+  IDEMPOTENCY_FAILURE_TYPES,
+  IdempotencyClaimBusy,
+  IdempotencyConfiguration,
+  IdempotencyInvalidKeyInput,
+  IdempotencyKeyReuse,
+  IdempotencyOrphanedClaim,
+  IdempotencyStoreUnavailable,
+} from './failure-types.js';
+export type { IdempotencyFailureType } from './failure-types.js';
+export { idempotencyInterceptors } from './worker/interceptors.js';
+export { IdempotentActivityInbound } from './worker/interceptor.js';
+export { IdempotencyConfigError, OutcomeUnknownError } from './worker/errors.js';
+export type { ActivityIdempotencyOptions, IdempotencyOptions } from './worker/options.js';
+export type { RefusalDetails } from './worker/refusals.js';
+export {
+  DEFAULT_SCHEMA,
+  InvalidIdentifierError,
+  PostgresClaimStore,
+  SchemaNotMigratedError,
+  SchemaTooNewError,
+  migrate,
+} from './store/index.js';
+export type {
+  BeginResult,
+  Claim,
+  ClaimRequest,
+  ClaimState,
+  ClaimStore,
+  MigrateOptions,
+  MigrateReport,
+  PostgresClaimStoreOptions,
+} from './store/index.js';
+export { InvalidKeyInputError, KEY_FORMAT_VERSION, SCOPES } from './key/index.js';
+export type { Scope } from './key/index.js';

@@ -1,0 +1,50 @@
+/**
+ * What the interceptor needs from a claim store, independent of Postgres.
+ */
+import type { Payload } from '@temporalio/common';
+
+export type ClaimState = 'claimed' | 'completed' | 'unknown';
+
+/** Who claims a key, and for which action. Recorded with the claim for the people who read refusals. */
+export interface ClaimRequest {
+  readonly key: string;
+  /** Hash of the semantic arguments, to catch one key reused for a different action. */
+  readonly fingerprint: string;
+  readonly namespace: string;
+  readonly activityType: string;
+  readonly workflowId: string | null;
+  readonly runId: string | null;
+  readonly activityId: string;
+  readonly attempt: number;
+  /** The worker process, e.g. `host-3/4711`. */
+  readonly claimedBy: string;
+}
+
+export interface Claim extends ClaimRequest {
+  readonly state: ClaimState;
+  /** Held only by the caller that inserted the claim; guards complete, release and markUnknown. */
+  readonly token: string;
+  readonly claimedAt: Date;
+  readonly finishedAt: Date | null;
+  /** The recorded result, present exactly when the state is `completed`. */
+  readonly result: Payload | null;
+  /** Why the outcome is unknown, when it is. */
+  readonly outcomeNote: string | null;
+}
+
+export type BeginResult =
+  /** This caller inserted the claim and may run the activity. */
+  | { readonly won: true; readonly claim: Claim }
+  /** Someone claimed the key before; the caller must not run the activity. */
+  | { readonly won: false; readonly claim: Claim };
+
+export interface ClaimStore {
+  /** Inserts a claim, durably, unless one exists for the key; returns whichever claim now holds it. */
+  begin(request: ClaimRequest): Promise<BeginResult>;
+  /** Records the result of the caller's own claim. False when the claim is no longer the caller's to complete. */
+  complete(key: string, token: string, result: Payload): Promise<boolean>;
+  /** Deletes the caller's own claim: the action did not happen. */
+  release(key: string, token: string): Promise<boolean>;
+  /** Marks the caller's own claim as having an unknown outcome; later attempts refuse. */
+  markUnknown(key: string, token: string, note: string): Promise<boolean>;
+}

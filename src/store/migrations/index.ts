@@ -1,0 +1,16 @@
+/**
+ * The ordered list of schema migrations. Each one runs once, in its own
+ * transaction, and is recorded in `<schema>.migrations`.
+ */
+import claims from './000001-claims.js';
+
+export interface Migration {
+  readonly id: number;
+  readonly name: string;
+  /** SQL text for the already-quoted schema name. */
+  readonly sql: (quotedSchema: string) => string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [{ id: 1, name: 'claims', sql: claims }];
+
+export const LATEST_MIGRATION = MIGRATIONS.length;

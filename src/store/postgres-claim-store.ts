@@ -1,0 +1,192 @@
+/**
+ * The claim store on Postgres: one row per key, claimed with a primary-key
+ * insert, so two callers can never both win, on one server or many.
+ */
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import type { Payload } from '@temporalio/common';
+import type { BeginResult, Claim, ClaimRequest, ClaimState, ClaimStore } from './claim-store.js';
+import { quoteIdentifier } from './identifiers.js';
+import { DEFAULT_SCHEMA, SchemaTooNewError, readVersion } from './migrate.js';
+import { LATEST_MIGRATION } from './migrations/index.js';
+import { payloadFromJson, payloadToJson } from './payload-json.js';
+import type { PayloadJson } from './payload-json.js';
+
+export interface PostgresClaimStoreOptions {
+  /** The pool the store queries through. It is the caller's: the store never ends it. */
+  readonly pool: pg.Pool;
+  /** Schema that `migrate()` created. Default `temporal_idempotency`. */
+  readonly schema?: string;
+}
+
+interface ClaimRow {
+  key: string;
+  state: ClaimState;
+  token: string;
+  fingerprint: string;
+  namespace: string;
+  activity_type: string;
+  workflow_id: string | null;
+  run_id: string | null;
+  activity_id: string;
+  attempt: number;
+  claimed_by: string;
+  claimed_at: Date;
+  finished_at: Date | null;
+  result_payload: PayloadJson | null;
+  outcome_note: string | null;
+}
+
+/** Raised when the schema has not been migrated, so the fix is named instead of `relation does not exist`. */
+export class SchemaNotMigratedError extends Error {
+  override readonly name = 'SchemaNotMigratedError';
+  constructor(
+    readonly schema: string,
+    readonly databaseVersion: number,
+  ) {
+    super(
+      `Schema "${schema}" is at migration ${databaseVersion} of ${LATEST_MIGRATION}: run migrate() ` +
+        `or \`temporal-idempotency migrate --schema ${schema}\` before starting workers.`,
+    );
+  }
+}
+
+const UNDEFINED_TABLE = '42P01';
+const BEGIN_ATTEMPTS = 3;
+
+export class PostgresClaimStore implements ClaimStore {
+  readonly schema: string;
+  private readonly pool: pg.Pool;
+  private readonly table: string;
+  private schemaChecked: Promise<void> | undefined;
+
+  constructor(options: PostgresClaimStoreOptions) {
+    if (options?.pool == null || typeof options.pool.query !== 'function') {
+      throw new TypeError('PostgresClaimStore needs { pool }: a pg.Pool connected to the database migrate() prepared.');
+    }
+    this.pool = options.pool;
+    this.schema = options.schema ?? DEFAULT_SCHEMA;
+    this.table = `${quoteIdentifier('schema', this.schema)}.claims`;
+  }
+
+  async begin(request: ClaimRequest): Promise<BeginResult> {
+    await this.checkSchemaOnce();
+    // A claim can be released between our failed insert and our read; then we simply try again.
+    for (let attempt = 1; attempt <= BEGIN_ATTEMPTS; attempt++) {
+      const inserted = await this.insertClaim(request);
+      if (inserted) return { won: true, claim: inserted };
+      // A separate statement, not a CTE: only a new snapshot sees a row a concurrent caller just committed.
+      const existing = await this.get(request.key);
+      if (existing) return { won: false, claim: existing };
+    }
+    throw new Error(`Key ${request.key} was claimed and released ${BEGIN_ATTEMPTS} times while we tried to claim it.`);
+  }
+
+  async get(key: string): Promise<Claim | null> {
+    const { rows } = await this.pool.query<ClaimRow>(
+      `
+SELECT *
+FROM ${this.table}
+WHERE key = $1`,
+      [key],
+    );
+    return rows[0] ? toClaim(rows[0]) : null;
+  }
+
+  async complete(key: string, token: string, result: Payload): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      `
+UPDATE ${this.table}
+SET state = 'completed', result_payload = $3, finished_at = now()
+WHERE key = $1 AND token = $2 AND state = 'claimed'`,
+      [key, token, payloadToJson(result)],
+    );
+    return rowCount === 1;
+  }
+
+  async release(key: string, token: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      `
+DELETE FROM ${this.table}
+WHERE key = $1 AND token = $2 AND state = 'claimed'`,
+      [key, token],
+    );
+    return rowCount === 1;
+  }
+
+  async markUnknown(key: string, token: string, note: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      `
+UPDATE ${this.table}
+SET state = 'unknown', outcome_note = $3, finished_at = now()
+WHERE key = $1 AND token = $2 AND state = 'claimed'`,
+      [key, token, note],
+    );
+    return rowCount === 1;
+  }
+
+  private async insertClaim(request: ClaimRequest): Promise<Claim | null> {
+    const { rows } = await this.pool.query<ClaimRow>(
+      `
+INSERT INTO ${this.table}
+  (key, state, token, fingerprint, namespace, activity_type, workflow_id, run_id, activity_id, attempt, claimed_by)
+VALUES ($1, 'claimed', $2, $3, $4, $5, $6, $7, $8, $9, $10)
+ON CONFLICT (key) DO NOTHING
+RETURNING *`,
+      [
+        request.key,
+        randomUUID(),
+        request.fingerprint,
+        request.namespace,
+        request.activityType,
+        request.workflowId,
+        request.runId,
+        request.activityId,
+        request.attempt,
+        request.claimedBy,
+      ],
+    );
+    return rows[0] ? toClaim(rows[0]) : null;
+  }
+
+  /** Once per store, so a missing or outdated schema is reported by name rather than as a failed insert. */
+  private checkSchemaOnce(): Promise<void> {
+    this.schemaChecked ??= this.checkSchema().catch((error: unknown) => {
+      this.schemaChecked = undefined; // unreachable now may be reachable later
+      throw error;
+    });
+    return this.schemaChecked;
+  }
+
+  private async checkSchema(): Promise<void> {
+    let version: number;
+    try {
+      version = await readVersion(this.pool, quoteIdentifier('schema', this.schema));
+    } catch (error) {
+      if ((error as { code?: string }).code === UNDEFINED_TABLE) throw new SchemaNotMigratedError(this.schema, 0);
+      throw error;
+    }
+    if (version < LATEST_MIGRATION) throw new SchemaNotMigratedError(this.schema, version);
+    if (version > LATEST_MIGRATION) throw new SchemaTooNewError(this.schema, version);
+  }
+}
+
+function toClaim(row: ClaimRow): Claim {
+  return {
+    key: row.key,
+    state: row.state,
+    token: row.token,
+    fingerprint: row.fingerprint,
+    namespace: row.namespace,
+    activityType: row.activity_type,
+    workflowId: row.workflow_id,
+    runId: row.run_id,
+    activityId: row.activity_id,
+    attempt: row.attempt,
+    claimedBy: row.claimed_by,
+    claimedAt: row.claimed_at,
+    finishedAt: row.finished_at,
+    result: row.result_payload ? payloadFromJson(row.result_payload) : null,
+    outcomeNote: row.outcome_note,
+  };
+}

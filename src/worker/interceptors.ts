@@ -1,0 +1,23 @@
+/**
+ * `idempotencyInterceptors(options)`: the activity interceptor factories to
+ * register on a worker, in the one correct order.
+ */
+import type { ActivityInterceptorsFactory } from '@temporalio/worker';
+import { IdempotentActivityInbound } from './interceptor.js';
+import { resolveOptions } from './options.js';
+import type { IdempotencyOptions } from './options.js';
+import { ResultCodec } from './result-codec.js';
+
+/**
+ * Put the result first in `interceptors.activity`: the first factory is the outermost,
+ * and idempotency must see every call before anything else acts on it.
+ *
+ * ```ts
+ * Worker.create({ ..., interceptors: { activity: [...idempotencyInterceptors({ store })] } });
+ * ```
+ */
+export function idempotencyInterceptors(options: IdempotencyOptions): ActivityInterceptorsFactory[] {
+  const resolved = resolveOptions(options);
+  const codec = new ResultCodec(resolved.payloadConverter, resolved.payloadCodecs);
+  return [(context) => ({ inbound: new IdempotentActivityInbound(context, resolved, codec) })];
+}

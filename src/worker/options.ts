@@ -1,0 +1,146 @@
+/**
+ * Options of `idempotencyInterceptors()`, validated once when the worker is
+ * configured so a mistake fails the worker's start, not a payment at 3 a.m.
+ */
+import type { Info } from '@temporalio/activity';
+import type { PayloadCodec, PayloadConverter } from '@temporalio/common';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { SCOPES, isScope } from '../key/index.js';
+import type { Scope } from '../key/index.js';
+import type { ClaimStore } from '../store/index.js';
+import { IdempotencyConfigError } from './errors.js';
+import { defaultWorkerIdentity } from './worker-identity.js';
+
+/** Per-activity-type settings; every field is optional and falls back to the worker-wide one. */
+export interface ActivityIdempotencyOptions {
+  /** Which executions share a key. Default: the worker's `scope`. */
+  readonly scope?: Scope;
+  /**
+   * The part of the arguments that defines the action; drop timestamps and trace ids here.
+   * Default: all arguments.
+   */
+  readonly keyArgs?: (args: readonly unknown[]) => unknown;
+  /**
+   * Your own key for the action, e.g. `` ({ args }) => `charge:${args[0].orderId}` ``. It replaces
+   * the scope: the same string is one action wherever it is called from. The semantic arguments
+   * are still fingerprinted, so a key reused for a different action is refused.
+   */
+  readonly key?: (call: { readonly args: readonly unknown[]; readonly info: Info }) => string;
+  /** Return true for an error after which the call may or may not have happened. */
+  readonly isAmbiguous?: (error: unknown) => boolean;
+}
+
+export interface IdempotencyOptions {
+  readonly store: ClaimStore;
+  /** Default scope for every activity type. Default `workflow`. */
+  readonly scope?: Scope;
+  /** Settings by activity type name. */
+  readonly activities?: Readonly<Record<string, ActivityIdempotencyOptions>>;
+  /** The worker's payload converter, if it has a custom one; recorded results are encoded with it. */
+  readonly payloadConverter?: PayloadConverter;
+  /** The worker's payload codecs (e.g. encryption), applied to recorded results in the same order. */
+  readonly payloadCodecs?: readonly PayloadCodec[];
+  /** How this process is named in claims and refusals. Default `<hostname>/<pid>`. */
+  readonly workerIdentity?: string;
+  /** How long to keep retrying to record a result after the call succeeded. Default 30 s. */
+  readonly recordRetryMs?: number;
+}
+
+export interface ResolvedActivitySettings {
+  readonly scope: Scope;
+  readonly keyArgs: ((args: readonly unknown[]) => unknown) | undefined;
+  readonly key: ActivityIdempotencyOptions['key'];
+  readonly isAmbiguous: ((error: unknown) => boolean) | undefined;
+}
+
+export interface ResolvedOptions {
+  readonly store: ClaimStore;
+  readonly payloadConverter: PayloadConverter;
+  readonly payloadCodecs: readonly PayloadCodec[];
+  readonly workerIdentity: string;
+  readonly recordRetryMs: number;
+  settingsFor(activityType: string): ResolvedActivitySettings;
+}
+
+const ACTIVITY_OPTION_NAMES = new Set(['scope', 'keyArgs', 'key', 'isAmbiguous']);
+
+export function resolveOptions(options: IdempotencyOptions): ResolvedOptions {
+  if (options == null || typeof options !== 'object') {
+    throw new IdempotencyConfigError('options', 'pass an object such as { store: new PostgresClaimStore({ pool }) }.');
+  }
+  if (options.store == null || typeof options.store.begin !== 'function') {
+    throw new IdempotencyConfigError('store', 'a ClaimStore is required, e.g. new PostgresClaimStore({ pool }).');
+  }
+  const defaultScope = validScope('scope', options.scope ?? 'workflow');
+  const perActivity = new Map<string, ResolvedActivitySettings>();
+  for (const [activityType, activityOptions] of Object.entries(options.activities ?? {})) {
+    perActivity.set(activityType, resolveActivity(activityType, activityOptions, defaultScope));
+  }
+  const workerDefault: ResolvedActivitySettings = {
+    scope: defaultScope,
+    keyArgs: undefined,
+    key: undefined,
+    isAmbiguous: undefined,
+  };
+  return {
+    store: options.store,
+    payloadConverter: options.payloadConverter ?? defaultPayloadConverter,
+    payloadCodecs: [...(options.payloadCodecs ?? [])],
+    workerIdentity: validIdentity(options.workerIdentity ?? defaultWorkerIdentity()),
+    recordRetryMs: nonNegative('recordRetryMs', options.recordRetryMs ?? 30_000),
+    settingsFor: (activityType) => perActivity.get(activityType) ?? workerDefault,
+  };
+}
+
+function resolveActivity(
+  activityType: string,
+  options: ActivityIdempotencyOptions,
+  defaultScope: Scope,
+): ResolvedActivitySettings {
+  const prefix = `activities.${activityType}`;
+  if (options == null || typeof options !== 'object') {
+    throw new IdempotencyConfigError(prefix, 'expected an object of per-activity settings.');
+  }
+  for (const name of Object.keys(options)) {
+    if (!ACTIVITY_OPTION_NAMES.has(name)) {
+      throw new IdempotencyConfigError(
+        `${prefix}.${name}`,
+        `unknown setting; the known ones are ${[...ACTIVITY_OPTION_NAMES].join(', ')}.`,
+      );
+    }
+  }
+  return {
+    scope: validScope(`${prefix}.scope`, options.scope ?? defaultScope),
+    keyArgs: optionalFunction(`${prefix}.keyArgs`, options.keyArgs),
+    key: optionalFunction(`${prefix}.key`, options.key),
+    isAmbiguous: optionalFunction(`${prefix}.isAmbiguous`, options.isAmbiguous),
+  };
+}
+
+function validScope(option: string, scope: unknown): Scope {
+  if (!isScope(scope)) {
+    throw new IdempotencyConfigError(option, `${JSON.stringify(scope)} is not a scope; use one of ${SCOPES.join(', ')}.`);
+  }
+  return scope;
+}
+
+function optionalFunction<F>(option: string, value: F | undefined): F | undefined {
+  if (value !== undefined && typeof value !== 'function') {
+    throw new IdempotencyConfigError(option, `expected a function, got ${typeof value}.`);
+  }
+  return value;
+}
+
+function validIdentity(identity: unknown): string {
+  if (typeof identity !== 'string' || identity.trim() === '') {
+    throw new IdempotencyConfigError('workerIdentity', 'expected a non-empty string naming this worker process.');
+  }
+  return identity;
+}
+
+function nonNegative(option: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new IdempotencyConfigError(option, `expected a duration in milliseconds (>= 0), got ${String(value)}.`);
+  }
+  return value;
+}

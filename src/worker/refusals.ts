@@ -1,0 +1,117 @@
+/**
+ * Every refusal is an ApplicationFailure: it lands in the workflow's history
+ * and in the Web UI as the activity's failure, with a message a person on call
+ * can act on and the claim's facts in `details[0]`.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import {
+  IdempotencyConfiguration,
+  IdempotencyInvalidKeyInput,
+  IdempotencyKeyReuse,
+  IdempotencyOrphanedClaim,
+  IdempotencyStoreUnavailable,
+} from '../failure-types.js';
+import type { InvalidKeyInputError } from '../key/index.js';
+import type { Claim, ClaimRequest } from '../store/index.js';
+
+/** `details[0]` of every refusal. Times are ISO-8601 strings, from the database's clock. */
+export interface RefusalDetails {
+  readonly key: string;
+  readonly activityType: string;
+  readonly workflowId: string | null;
+  readonly runId: string | null;
+  readonly activityId: string;
+  /** The attempt that claimed the key (not the refused one). */
+  readonly attempt: number;
+  readonly claimedAt: string | null;
+  readonly claimedBy: string;
+  /** Which case it was: `owner-died`, `outcome-unknown`, `key-reuse`, … */
+  readonly reason: string;
+  /** The attempt that was refused. */
+  readonly refusedAttempt: number;
+}
+
+export function orphanedClaim(claim: Claim, refused: ClaimRequest, cause?: unknown): ApplicationFailure {
+  const unknown = claim.state === 'unknown';
+  const what = unknown
+    ? `marked its outcome unknown${claim.outcomeNote ? ` (${claim.outcomeNote})` : ''}`
+    : 'recorded no outcome (its worker likely died mid-call)';
+  return ApplicationFailure.create({
+    type: IdempotencyOrphanedClaim,
+    nonRetryable: true,
+    message:
+      `Refusing to run ${claim.activityType} again: ${describeClaim(claim)} and ${what}, so the call may already have ` +
+      `gone out. Check the vendor, then \`temporal-idempotency resolve ${claim.key} --result JSON\` if it happened ` +
+      `or \`temporal-idempotency release ${claim.key}\` if it did not, and retry the workflow.`,
+    details: [detailsOf(claim, refused, unknown ? 'outcome-unknown' : 'owner-died')],
+    cause: cause instanceof Error ? cause : undefined,
+  });
+}
+
+export function keyReuse(claim: Claim, refused: ClaimRequest): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: IdempotencyKeyReuse,
+    nonRetryable: true,
+    message:
+      `Refusing to run ${refused.activityType}: key ${claim.key} already belongs to a different action ` +
+      `(${describeClaim(claim)} with other arguments). The activity's custom key() maps different arguments ` +
+      `to one key; include what distinguishes them in the key.`,
+    details: [detailsOf(claim, refused, 'key-reuse')],
+  });
+}
+
+export function invalidKeyInput(error: InvalidKeyInputError, activityType: string): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: IdempotencyInvalidKeyInput,
+    nonRetryable: true,
+    message:
+      `Refusing to run ${activityType}: ${error.message} Fix the arguments the workflow passes, or pick ` +
+      `the part that defines the action with keyArgs.`,
+    details: [{ activityType, path: error.path, reason: error.reason }],
+    cause: error,
+  });
+}
+
+export function storeUnavailable(request: ClaimRequest, cause: unknown): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: IdempotencyStoreUnavailable,
+    nonRetryable: false,
+    message:
+      `Did not run ${request.activityType} (attempt ${request.attempt}): the idempotency store could not record ` +
+      `a claim for key ${request.key} (${errorText(cause)}). Nothing was called; Temporal will retry.`,
+    details: [{ key: request.key, activityType: request.activityType, attempt: request.attempt }],
+    cause: cause instanceof Error ? cause : undefined,
+  });
+}
+
+export function configurationError(activityType: string, problem: string): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: IdempotencyConfiguration,
+    nonRetryable: true,
+    message: `Did not run ${activityType}: ${problem}`,
+  });
+}
+
+function describeClaim(claim: Claim): string {
+  return `attempt ${claim.attempt} on worker ${claim.claimedBy} claimed key ${claim.key} at ${claim.claimedAt.toISOString()}`;
+}
+
+function detailsOf(claim: Claim, refused: ClaimRequest, reason: string): RefusalDetails {
+  return {
+    key: claim.key,
+    activityType: claim.activityType,
+    workflowId: claim.workflowId,
+    runId: claim.runId,
+    activityId: claim.activityId,
+    attempt: claim.attempt,
+    claimedAt: claim.claimedAt.toISOString(),
+    claimedBy: claim.claimedBy,
+    reason,
+    refusedAttempt: refused.attempt,
+  };
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  return String(error);
+}
