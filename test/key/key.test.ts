@@ -1,0 +1,88 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { canonicalize, deriveCustomKey, deriveKey, fingerprintArgs, scopeMaterial, sha256Hex } from '../../src/key/index.js';
+import type { KeyInput } from '../../src/key/index.js';
+
+const base: KeyInput = {
+  namespace: 'default',
+  scopeMaterial: { scope: 'workflow', workflowId: 'order-42' },
+  activityType: 'chargeCard',
+  semanticArgs: [{ orderId: 'o-42', amountCents: 1999, currency: 'EUR' }],
+};
+
+describe('idempotency key', () => {
+  it('is the sha256 of the canonical envelope, as DESIGN.md specifies', () => {
+    const { namespace, scopeMaterial: material, activityType, semanticArgs } = base;
+    expect(deriveKey(base)).toBe(sha256Hex(canonicalize({ v: 1, namespace, scopeMaterial: material, activityType, semanticArgs })));
+    expect(deriveKey(base)).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('is the same for the same logical input in two separate processes', async () => {
+    const script = `
+      import { deriveKey } from './src/key/index.ts';
+      process.stdout.write(deriveKey(${JSON.stringify(base)}));
+    `;
+    const root = fileURLToPath(new URL('../..', import.meta.url));
+    const run = () =>
+      promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root });
+    const [first, second] = await Promise.all([run(), run()]);
+    expect(first.stdout).toBe(deriveKey(base));
+    expect(second.stdout).toBe(first.stdout);
+  });
+
+  it('does not depend on property order in the arguments', () => {
+    expect(deriveKey({ ...base, semanticArgs: [{ currency: 'EUR', amountCents: 1999, orderId: 'o-42' }] })).toBe(deriveKey(base));
+  });
+
+  const changes: Array<[string, Partial<KeyInput>]> = [
+    ['the namespace', { namespace: 'billing' }],
+    ['the scope material', { scopeMaterial: { scope: 'workflow', workflowId: 'order-43' } }],
+    ['the scope itself', { scopeMaterial: { scope: 'run', runId: 'order-42' } }],
+    ['the activity type', { activityType: 'refundCard' }],
+    ['a semantic argument', { semanticArgs: [{ orderId: 'o-42', amountCents: 2000, currency: 'EUR' }] }],
+    ['the number of arguments', { semanticArgs: [{ orderId: 'o-42', amountCents: 1999, currency: 'EUR' }, null] }],
+  ];
+  it.each(changes)('changes when %s changes', (_, change) => {
+    expect(deriveKey({ ...base, ...change })).not.toBe(deriveKey(base));
+  });
+
+  it('names the bad argument when the input is unsupported', () => {
+    expect(() => deriveKey({ ...base, semanticArgs: [{ orderId: 'o-42' }, { to: 10n }] })).toThrow(/args\[1\]\.to/);
+  });
+
+  it('keys a custom key by namespace and activity type, so one string cannot collide across them', () => {
+    const custom = { namespace: 'default', activityType: 'chargeCard', customKey: 'order:42' };
+    expect(deriveCustomKey(custom)).not.toBe(deriveCustomKey({ ...custom, activityType: 'placeCall' }));
+    expect(deriveCustomKey(custom)).not.toBe(deriveCustomKey({ ...custom, namespace: 'billing' }));
+    expect(deriveCustomKey(custom)).toBe(deriveCustomKey({ ...custom }));
+  });
+
+  it('fingerprints the arguments alone', () => {
+    expect(fingerprintArgs([{ a: 1, b: 2 }])).toBe(fingerprintArgs([{ b: 2, a: 1 }]));
+    expect(fingerprintArgs([{ a: 1 }])).not.toBe(fingerprintArgs([{ a: 2 }]));
+  });
+});
+
+describe('scopes', () => {
+  const site = { workflowId: 'wf', runId: 'run-1', activityId: '3' };
+
+  it('keys workflow scope on the workflow id alone, so resets and new runs share it', () => {
+    expect(scopeMaterial('workflow', site)).toEqual(scopeMaterial('workflow', { ...site, runId: 'run-2', activityId: '9' }));
+  });
+
+  it('keys run scope on the run id', () => {
+    expect(scopeMaterial('run', site)).not.toEqual(scopeMaterial('run', { ...site, runId: 'run-2' }));
+  });
+
+  it('keys call scope on workflow, run and activity id', () => {
+    expect(scopeMaterial('call', site)).not.toEqual(scopeMaterial('call', { ...site, activityId: '4' }));
+  });
+
+  it('keys a standalone activity on its activity id, whatever the scope', () => {
+    const standalone = { activityId: 'act-7' };
+    expect(scopeMaterial('workflow', standalone)).toEqual({ scope: 'standalone', activityId: 'act-7' });
+    expect(scopeMaterial('call', standalone)).toEqual({ scope: 'standalone', activityId: 'act-7' });
+  });
+});

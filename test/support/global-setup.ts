@@ -1,0 +1,52 @@
+/**
+ * Starts the real services once for the whole run: Postgres (embedded, or
+ * DATABASE_URL) and a Temporal dev server (or TEMPORAL_ADDRESS). Also bundles
+ * the workflow code once, so each worker, in-process or spawned, skips webpack.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
+import type {} from 'vitest';
+import type { TestProject } from 'vitest/node';
+import { startPostgres } from '../../dev/postgres.js';
+import type { PostgresServer } from '../../dev/postgres.js';
+import { startTemporal } from '../../dev/temporal-server.js';
+import type { TemporalServer } from '../../dev/temporal-server.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    databaseUrl: string;
+    temporalAddress: string;
+    workflowBundlePath: string;
+  }
+}
+
+let postgres: PostgresServer | undefined;
+let temporal: TemporalServer | undefined;
+
+export async function setup(project: TestProject): Promise<void> {
+  const log = (line: string) => console.log(`[test setup] ${line}`);
+  const outputDir = fileURLToPath(new URL('../../test-output/', import.meta.url));
+  await mkdir(outputDir, { recursive: true });
+  const [pg, server, bundle] = await Promise.all([
+    startPostgres(),
+    startTemporal({ log }),
+    bundleWorkflowCode({
+      workflowsPath: fileURLToPath(new URL('./workflows.ts', import.meta.url)),
+      logger: new DefaultLogger('WARN'),
+    }),
+  ]);
+  postgres = pg;
+  temporal = server;
+  const workflowBundlePath = `${outputDir}workflow-bundle.js`;
+  await writeFile(workflowBundlePath, bundle.code);
+  log(`Postgres ${postgres.embedded ? '(embedded)' : '(DATABASE_URL)'}, Temporal at ${temporal.address}`);
+  project.provide('databaseUrl', postgres.connectionString);
+  project.provide('temporalAddress', temporal.address);
+  project.provide('workflowBundlePath', workflowBundlePath);
+}
+
+export async function teardown(): Promise<void> {
+  await temporal?.stop();
+  await postgres?.stop();
+}
