@@ -40,9 +40,9 @@ export function orphanedClaim(claim: Claim, refused: ClaimRequest, cause?: unkno
     type: IdempotencyOrphanedClaim,
     nonRetryable: true,
     message:
-      `Refusing to run ${claim.activityType} again: ${describeClaim(claim)} and ${what}, so the call may already have ` +
-      `gone out. Check the vendor, then \`temporal-idempotency resolve ${claim.key} --result JSON\` if it happened ` +
-      `or \`temporal-idempotency release ${claim.key}\` if it did not, and retry the workflow.`,
+      `Refusing to run ${claim.activityType} again: ${describeClaim(claim)} and ${what}, so the call may ` +
+      `already have gone out. Check the vendor, then \`temporal-idempotency resolve <key> --result JSON\` if it ` +
+      `happened or \`temporal-idempotency release <key>\` if it did not, and retry.`,
     details: [detailsOf(claim, refused, unknown ? 'outcome-unknown' : 'owner-died')],
     cause: cause instanceof Error ? cause : undefined,
   });

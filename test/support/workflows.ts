@@ -28,3 +28,22 @@ export async function callActivity(input: CallActivityInput): Promise<unknown[]>
   for (let i = 0; i < (input.times ?? 1); i++) results.push(await activity(...input.args));
   return results;
 }
+
+export interface ResultShape {
+  readonly isUndefined: boolean;
+  readonly isUint8Array: boolean;
+  readonly bytes: number[] | null;
+  readonly json: string | null;
+}
+
+/** Runs one activity and reports the exact shape of its result, which JSON alone would blur. */
+export async function describeActivityResult(input: CallActivityInput): Promise<ResultShape> {
+  const [result] = await callActivity({ ...input, times: 1 });
+  const isUint8Array = result instanceof Uint8Array;
+  return {
+    isUndefined: result === undefined,
+    isUint8Array,
+    bytes: isUint8Array ? Array.from(result) : null,
+    json: result === undefined || isUint8Array ? null : JSON.stringify(result),
+  };
+}

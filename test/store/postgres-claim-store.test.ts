@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { describe, expect, inject, it } from 'vitest';
+import {
+  InvalidIdentifierError,
+  PostgresClaimStore,
+  SchemaNotMigratedError,
+  migrate,
+} from '../../src/index.js';
+import type { ClaimRequest } from '../../src/index.js';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { useTestSchema } from '../support/schema.js';
+
+const schema = useTestSchema(import.meta.filename);
+
+function request(overrides: Partial<ClaimRequest> = {}): ClaimRequest {
+  return {
+    key: randomUUID().replace(/-/g, ''),
+    fingerprint: 'fp-1',
+    namespace: 'default',
+    activityType: 'chargeCard',
+    workflowId: 'wf-1',
+    runId: 'run-1',
+    activityId: '1',
+    attempt: 1,
+    claimedBy: 'test-host/1',
+    ...overrides,
+  };
+}
+
+describe('PostgresClaimStore', () => {
+  it('lets exactly one of 50 concurrent begins on one key win, each on its own connection', async () => {
+    const claim = request();
+    const clients = await Promise.all(
+      Array.from({ length: 50 }, async () => {
+        const pool = new pg.Pool({ connectionString: inject('databaseUrl'), max: 1 });
+        await pool.query('SELECT 1'); // connect before the race, so the race is on the insert
+        return pool;
+      }),
+    );
+    try {
+      const stores = clients.map((pool) => new PostgresClaimStore({ pool, schema: schema.name }));
+      const results = await Promise.all(stores.map((store, i) => store.begin({ ...claim, claimedBy: `racer-${i}` })));
+      const winners = results.filter((result) => result.won);
+      expect(winners).toHaveLength(1);
+      const winnerToken = winners[0]!.claim.token;
+      for (const result of results) expect(result.claim.token).toBe(winnerToken);
+      const { rows } = await schema.pool.query(`SELECT count(*)::int AS n FROM "${schema.name}".claims WHERE key = $1`, [claim.key]);
+      expect(rows[0].n).toBe(1);
+    } finally {
+      await Promise.all(clients.map((pool) => pool.end()));
+    }
+  });
+
+  it('records a result only for the token that holds the claim', async () => {
+    const claim = request();
+    const { claim: held } = await schema.store.begin(claim);
+    const payload = defaultPayloadConverter.toPayload({ chargeId: 'ch_1' });
+    expect(await schema.store.complete(claim.key, randomUUID(), payload)).toBe(false);
+    expect((await schema.store.get(claim.key))?.state).toBe('claimed');
+    expect(await schema.store.complete(claim.key, held.token, payload)).toBe(true);
+    const completed = await schema.store.get(claim.key);
+    expect(completed?.state).toBe('completed');
+    expect(defaultPayloadConverter.fromPayload(completed!.result!)).toEqual({ chargeId: 'ch_1' });
+    expect(completed?.finishedAt).toBeInstanceOf(Date);
+  });
+
+  it('never releases a claim it does not hold, nor a completed one', async () => {
+    const claim = request();
+    const { claim: held } = await schema.store.begin(claim);
+    expect(await schema.store.release(claim.key, randomUUID())).toBe(false);
+    expect(await schema.store.get(claim.key)).not.toBeNull();
+    await schema.store.complete(claim.key, held.token, defaultPayloadConverter.toPayload(1));
+    expect(await schema.store.release(claim.key, held.token)).toBe(false);
+    expect((await schema.store.get(claim.key))?.state).toBe('completed');
+  });
+
+  it('frees the key on release, so the next begin wins with a new token', async () => {
+    const claim = request();
+    const first = await schema.store.begin(claim);
+    expect(await schema.store.release(claim.key, first.claim.token)).toBe(true);
+    const second = await schema.store.begin({ ...claim, attempt: 2 });
+    expect(second.won).toBe(true);
+    expect(second.claim.token).not.toBe(first.claim.token);
+    expect(second.claim.attempt).toBe(2);
+  });
+
+  it('keeps a claim marked unknown, with its note, and later begins find it', async () => {
+    const claim = request();
+    const { claim: held } = await schema.store.begin(claim);
+    expect(await schema.store.markUnknown(claim.key, held.token, 'timeout after send')).toBe(true);
+    const later = await schema.store.begin({ ...claim, attempt: 2 });
+    expect(later.won).toBe(false);
+    expect(later.claim.state).toBe('unknown');
+    expect(later.claim.outcomeNote).toBe('timeout after send');
+    expect(later.claim.attempt).toBe(1);
+  });
+
+  it('stamps claims with the database clock', async () => {
+    const { claim } = await schema.store.begin(request());
+    const { rows } = await schema.pool.query<{ now: Date }>('SELECT now() AS now');
+    expect(Math.abs(rows[0]!.now.getTime() - claim.claimedAt.getTime())).toBeLessThan(5_000);
+  });
+});
+
+describe('migrate', () => {
+  it('is safe when many workers run it at once, and applies each migration once', async () => {
+    const fresh = `t_migrate_race_${randomUUID().slice(0, 8)}`;
+    const reports = await Promise.all(Array.from({ length: 8 }, () => migrate(schema.pool, { schema: fresh })));
+    try {
+      expect(reports.flatMap((report) => report.applied).sort()).toEqual([1]);
+      const { rows } = await schema.pool.query(`SELECT id FROM "${fresh}".migrations`);
+      expect(rows).toEqual([{ id: 1 }]);
+      expect((await migrate(schema.pool, { schema: fresh })).applied).toEqual([]);
+    } finally {
+      await schema.pool.query(`DROP SCHEMA "${fresh}" CASCADE`);
+    }
+  });
+
+  it.each([
+    ['an injection attempt', 'x"; DROP TABLE users; --'],
+    ['upper case', 'Billing'],
+    ['an empty name', ''],
+    ['a name Postgres would truncate', 'a'.repeat(64)],
+    ['a number', 42],
+  ])('refuses %s as a schema name, naming it, before any SQL runs', async (_, bad) => {
+    await expect(migrate(schema.pool, { schema: bad as string })).rejects.toThrow(InvalidIdentifierError);
+    expect(() => new PostgresClaimStore({ pool: schema.pool, schema: bad as string })).toThrow(/Invalid schema/);
+  });
+
+  it('names the fix when a store is used on a schema that was never migrated', async () => {
+    const store = new PostgresClaimStore({ pool: schema.pool, schema: 'never_migrated_here' });
+    await expect(store.begin(request())).rejects.toThrow(SchemaNotMigratedError);
+    await expect(store.begin(request())).rejects.toThrow(/run migrate\(\)/);
+  });
+});
