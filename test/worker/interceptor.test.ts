@@ -131,8 +131,9 @@ describe('recorded results replay exactly', () => {
     expect(rows).toHaveLength(1);
     const stored = rows[0]!.stored;
     expect(Buffer.from(stored.metadata['encoding']!, 'base64').toString()).toBe('binary/xor');
-    expect(Buffer.from(stored.data, 'base64').toString('latin1')).not.toContain('4242424242424242');
-    expect(JSON.stringify(stored)).not.toContain(Buffer.from('{"cardNumber"').toString('base64').slice(0, 16));
+    const storedBytes = Buffer.from(stored.data, 'base64').toString('latin1');
+    expect(storedBytes).not.toContain('cardNumber');
+    expect(storedBytes).not.toContain('4242424242424242');
   });
 });
 
@@ -284,32 +285,18 @@ describe('configuration', () => {
 class XorCodec implements PayloadCodec {
   async encode(payloads: Payload[]): Promise<Payload[]> {
     return payloads.map((payload) => ({
-      metadata: { encoding: new TextEncoder().encode('binary/xor') },
-      data: xor(defaultPayloadConverterBytes(payload)),
+      metadata: { ...payload.metadata, encoding: new TextEncoder().encode('binary/xor'), inner: payload.metadata!['encoding']! },
+      data: xor(payload.data ?? new Uint8Array()),
     }));
   }
   async decode(payloads: Payload[]): Promise<Payload[]> {
-    return payloads.map((payload) => JSON.parse(Buffer.from(xor(payload.data!)).toString()) as Payload).map(revive);
+    return payloads.map(({ metadata, data }) => {
+      const { inner, ...rest } = metadata ?? {};
+      return { metadata: { ...rest, encoding: inner! }, data: xor(data ?? new Uint8Array()) };
+    });
   }
-}
-
-function defaultPayloadConverterBytes(payload: Payload): Uint8Array {
-  const json = {
-    metadata: Object.fromEntries(Object.entries(payload.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
-    data: Buffer.from(payload.data ?? []).toString('base64'),
-  };
-  return new TextEncoder().encode(JSON.stringify(json));
-}
-
-function revive(json: unknown): Payload {
-  const { metadata, data } = json as { metadata: Record<string, string>; data: string };
-  return {
-    metadata: Object.fromEntries(Object.entries(metadata).map(([k, v]) => [k, new Uint8Array(Buffer.from(v, 'base64'))])),
-    data: new Uint8Array(Buffer.from(data, 'base64')),
-  };
 }
 
 function xor(bytes: Uint8Array): Uint8Array {
   return bytes.map((byte) => byte ^ 0x5a);
 }
-
