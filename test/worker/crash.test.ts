@@ -1,0 +1,75 @@
+/**
+ * A worker process killed with SIGKILL after the vendor received the call:
+ * the retry, on another worker process, must refuse instead of calling again.
+ */
+import { hostname } from 'node:os';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IdempotencyOrphanedClaim } from '../../src/index.js';
+import type { RefusalDetails } from '../../src/index.js';
+import { CHARGE_ROUTE } from '../../activities/index.js';
+import { FakeVendor } from '../../activities/fake-vendor.js';
+import type { OrderInput } from '../../workflows/index.js';
+import { useTestSchema } from '../support/schema.js';
+import { activityFailures, uniqueName, useTemporal } from '../support/temporal.js';
+import { activityFailureOf } from '../support/failures.js';
+import { spawnExampleWorker } from '../support/worker-process.js';
+import type { WorkerProcess } from '../support/worker-process.js';
+
+const schema = useTestSchema(import.meta.filename);
+const temporal = useTemporal();
+const vendor = new FakeVendor();
+const workers: WorkerProcess[] = [];
+beforeAll(() => vendor.start());
+afterAll(async () => {
+  for (const worker of workers) worker.kill('SIGKILL');
+  await Promise.all(workers.map((worker) => worker.exited));
+  await vendor.stop();
+});
+
+describe('a worker killed mid-call', () => {
+  it('is not repeated: the retry on another worker process is refused and the vendor saw one charge', async () => {
+    const taskQueue = uniqueName('tq');
+    const workerOptions = { taskQueue, vendorUrl: vendor.url, schema: schema.name };
+    const first = await spawnExampleWorker(workerOptions);
+    workers.push(first);
+    vendor.script(CHARGE_ROUTE, 'hang-after-performing');
+    const order: OrderInput = {
+      charge: { orderId: uniqueName('order'), customerId: 'c-1', amountCents: 4200, currency: 'EUR' },
+      phone: '+4912345',
+      activityTimeoutMs: 3_000,
+    };
+    const charged = vendor.nextAction(CHARGE_ROUTE);
+    const handle = await temporal.client.workflow.start('orderWorkflow', { taskQueue, workflowId: uniqueName('order'), args: [order] });
+
+    await charged; // the vendor charged the card; the worker is waiting for the response
+    first.kill('SIGKILL');
+    expect((await first.exited).signal).toBe('SIGKILL');
+    const second = await spawnExampleWorker(workerOptions);
+    workers.push(second);
+
+    const failure = await activityFailureOf(handle.result());
+    expect(failure.type).toBe(IdempotencyOrphanedClaim);
+    expect(failure.nonRetryable).toBe(true);
+    const details = failure.details?.[0] as RefusalDetails;
+    expect(details).toMatchObject({
+      activityType: 'chargeCard',
+      workflowId: handle.workflowId,
+      attempt: 1,
+      claimedBy: `${hostname()}/${first.pid}`,
+      reason: 'owner-died',
+      refusedAttempt: 2,
+    });
+    expect(failure.message).toContain(details.key);
+
+    const [historyFailure, ...more] = await activityFailures(handle);
+    expect(more).toHaveLength(0);
+    expect(historyFailure?.applicationFailureInfo?.type).toBe(IdempotencyOrphanedClaim);
+    expect(historyFailure?.applicationFailureInfo?.nonRetryable).toBe(true);
+
+    const charges = vendor.actionsOn(CHARGE_ROUTE).filter((a) => (a.body as OrderInput['charge']).orderId === order.charge.orderId);
+    expect(charges).toHaveLength(1);
+    expect(vendor.requestsTo(CHARGE_ROUTE)).toBe(1);
+    const claim = await schema.store.get(details.key);
+    expect(claim).toMatchObject({ state: 'claimed', attempt: 1, claimedBy: `${hostname()}/${first.pid}` });
+  });
+});
