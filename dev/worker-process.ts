@@ -1,0 +1,73 @@
+/**
+ * Runs the example worker (scripts/example-worker.ts) as a real child process,
+ * so the demo and the crash tests can kill it with SIGKILL mid-call.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export interface WorkerProcess {
+  readonly pid: number;
+  /** Resolves when the process has exited, with its signal if it was killed. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  kill(signal: NodeJS.Signals): void;
+  output(): string;
+}
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+export interface ExampleWorkerOptions {
+  readonly temporalAddress: string;
+  readonly databaseUrl: string;
+  readonly taskQueue: string;
+  readonly vendorUrl: string;
+  readonly schema?: string;
+  /** Prebuilt workflow code, so the worker skips bundling. */
+  readonly workflowBundlePath?: string;
+}
+
+export async function spawnExampleWorker(options: ExampleWorkerOptions): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/example-worker.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: options.temporalAddress,
+      DATABASE_URL: options.databaseUrl,
+      TASK_QUEUE: options.taskQueue,
+      VENDOR_URL: options.vendorUrl,
+      ...(options.schema ? { IDEMPOTENCY_SCHEMA: options.schema } : {}),
+      ...(options.workflowBundlePath ? { WORKFLOW_BUNDLE: options.workflowBundlePath } : {}),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  await waitForReady(child, exited, () => output);
+  return { pid: child.pid!, exited, kill: (signal) => void child.kill(signal), output: () => output };
+}
+
+async function waitForReady(child: ChildProcess, exited: Promise<unknown>, output: () => string): Promise<void> {
+  let onData: (() => void) | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      new Promise<void>((resolve) => {
+        onData = () => output().includes('worker ready') && resolve();
+        child.stdout?.on('data', onData);
+      }),
+      exited.then(() => {
+        throw new Error(`The example worker exited before it was ready:\n${output()}`);
+      }),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`The example worker was not ready after 60 s:\n${output()}`)), 60_000);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    if (onData) child.stdout?.off('data', onData);
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * `npm run demo`: the library's promise, shown on real services.
+ *
+ * Starts Postgres (embedded, or DATABASE_URL), a Temporal dev server with its
+ * Web UI (or TEMPORAL_ADDRESS), a fake vendor, and the example worker as a
+ * separate process. Then:
+ *   1. a charge meets a transient vendor error, is retried, and goes out once;
+ *   2. the workflow is reset and re-run: the charge answers from its record;
+ *   3. the worker is killed with SIGKILL mid-call; the retry is refused with
+ *      IdempotencyOrphanedClaim instead of calling the customer twice.
+ * Exits 0 and leaves nothing running. `npm run demo -- --keep-open` keeps the
+ * servers up until Ctrl-C, to look at the refusal in the Web UI.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import { DefaultLogger, Runtime, bundleWorkflowCode } from '@temporalio/worker';
+import { migrate } from '../src/index.js';
+import type { RefusalDetails } from '../src/index.js';
+import { CALL_ROUTE, CHARGE_ROUTE } from '../activities/index.js';
+import { FakeVendor } from '../activities/fake-vendor.js';
+import type { OrderInput, OrderResult } from '../workflows/index.js';
+import { startPostgres } from '../dev/postgres.js';
+import { startTemporal } from '../dev/temporal-server.js';
+import { spawnExampleWorker } from '../dev/worker-process.js';
+import type { ExampleWorkerOptions, WorkerProcess } from '../dev/worker-process.js';
+
+const keepOpen = process.argv.includes('--keep-open');
+const say = (text = '') => console.log(text);
+const step = (text: string) => say(`\n== ${text}`);
+const cleanups: Array<() => Promise<unknown>> = [];
+
+Runtime.install({ logger: new DefaultLogger('ERROR') });
+
+try {
+  await main();
+  process.exitCode = 0;
+} catch (error) {
+  console.error('\nThe demo failed:', error);
+  process.exitCode = 1;
+} finally {
+  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+}
+
+async function main(): Promise<void> {
+  step('Starting Postgres, a Temporal dev server with its Web UI, and a fake vendor');
+  const postgres = await startPostgres();
+  cleanups.push(() => postgres.stop());
+  const temporal = await startTemporal({ ui: true, log: say });
+  cleanups.push(() => temporal.stop());
+  const vendor = new FakeVendor();
+  await vendor.start();
+  cleanups.push(() => vendor.stop());
+  const pool = new pg.Pool({ connectionString: postgres.connectionString });
+  cleanups.push(() => pool.end());
+  const { applied } = await migrate(pool);
+  say(`Postgres: ${postgres.embedded ? 'embedded' : 'DATABASE_URL'} (schema temporal_idempotency, migrations applied: ${applied.length}).`);
+  say(`Temporal: ${temporal.address}${temporal.uiUrl ? `, Web UI ${temporal.uiUrl}` : ''}. Vendor: ${vendor.url}.`);
+
+  const bundleDir = await mkdtemp(join(tmpdir(), 'temporal-idempotency-demo-'));
+  cleanups.push(() => rm(bundleDir, { recursive: true, force: true }));
+  const bundle = await bundleWorkflowCode({
+    workflowsPath: fileURLToPath(new URL('../workflows/index.ts', import.meta.url)),
+    logger: new DefaultLogger('ERROR'),
+  });
+  await writeFile(join(bundleDir, 'workflows.js'), bundle.code);
+  const workerOptions: ExampleWorkerOptions = {
+    temporalAddress: temporal.address,
+    databaseUrl: postgres.connectionString,
+    taskQueue: `demo-${randomUUID().slice(0, 8)}`,
+    vendorUrl: vendor.url,
+    workflowBundlePath: join(bundleDir, 'workflows.js'),
+  };
+  const workerA = await startWorker(workerOptions, 'A');
+  const client = temporal.env.client;
+
+  const first = await transientErrorScene(client, vendor, workerOptions.taskQueue);
+  await resetScene(client, vendor, first);
+  const refused = await crashScene(client, vendor, workerOptions, workerA);
+
+  step('Where to see it');
+  if (temporal.uiUrl) {
+    say(`The refusal is in the Web UI, on the workflow's page, as the failure of placeCall:`);
+    say(`  ${temporal.uiUrl}/namespaces/${temporal.namespace}/workflows/${refused.workflowId}/${refused.runId}/history`);
+  }
+  if (keepOpen) {
+    say('Servers stay up until you press Ctrl-C.');
+    await new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
+  } else if (temporal.uiUrl) {
+    say('(This dev server stops when the demo exits; run `npm run demo -- --keep-open` to browse it.)');
+  }
+}
+
+async function startWorker(options: ExampleWorkerOptions, name: string): Promise<WorkerProcess> {
+  const worker = await spawnExampleWorker(options);
+  cleanups.push(async () => {
+    worker.kill('SIGTERM');
+    await worker.exited;
+  });
+  say(`Worker ${name} is running as process ${worker.pid}, with the idempotency interceptor.`);
+  return worker;
+}
+
+function order(label: string, activityTimeoutMs?: number): OrderInput {
+  return {
+    charge: { orderId: `${label}-${randomUUID().slice(0, 6)}`, customerId: 'cus_ada', amountCents: 4_999, currency: 'EUR' },
+    phone: '+49 30 1234567',
+    ...(activityTimeoutMs ? { activityTimeoutMs } : {}),
+  };
+}
+
+async function transientErrorScene(client: Client, vendor: FakeVendor, taskQueue: string) {
+  step('1. A transient vendor error: retried, and the card is charged once');
+  vendor.script(CHARGE_ROUTE, 'unavailable');
+  const input = order('order-1');
+  const handle = await client.workflow.start('orderWorkflow', { taskQueue, workflowId: input.charge.orderId, args: [input] });
+  const result = (await handle.result()) as OrderResult;
+  say(`The vendor answered the first charge request 503 (nothing done); the interceptor released the claim,`);
+  say(`Temporal retried, and the charge went through: ${result.charge.id}.`);
+  say(`Vendor: ${vendor.requestsTo(CHARGE_ROUTE)} charge requests received, ${vendor.actionsOn(CHARGE_ROUTE).length} charge made.`);
+  return { handle, result };
+}
+
+async function resetScene(client: Client, vendor: FakeVendor, first: Awaited<ReturnType<typeof transientErrorScene>>) {
+  step('2. The same workflow reset and re-run: its writes answer from the record');
+  const history = await first.handle.fetchHistory();
+  const firstTask = history.events?.find((event) => event.workflowTaskCompletedEventAttributes != null);
+  const { runId } = await client.workflowService.resetWorkflowExecution({
+    namespace: 'default',
+    workflowExecution: { workflowId: first.handle.workflowId, runId: first.handle.firstExecutionRunId },
+    workflowTaskFinishEventId: firstTask!.eventId,
+    requestId: randomUUID(),
+    reason: 'demo: re-run a completed order',
+  });
+  const again = (await client.workflow.getHandle(first.handle.workflowId, runId!).result()) as OrderResult;
+  const same = again.charge.id === first.result.charge.id && again.call.id === first.result.call.id;
+  say(`The re-run returned ${same ? 'the same' : 'DIFFERENT'} receipts (${again.charge.id}, ${again.call.id}).`);
+  say(`Vendor: still ${vendor.actionsOn(CHARGE_ROUTE).length} charge made and ${vendor.actionsOn(CALL_ROUTE).length} call placed.`);
+  if (!same) throw new Error('a reset re-run produced new vendor actions');
+}
+
+async function crashScene(client: Client, vendor: FakeVendor, workerOptions: ExampleWorkerOptions, workerA: WorkerProcess) {
+  step('3. The worker dies mid-call: the retry is refused, not repeated');
+  const callsBefore = vendor.actionsOn(CALL_ROUTE).length;
+  vendor.script(CALL_ROUTE, 'hang-after-performing');
+  const input = order('order-2', 3_000);
+  const placed = vendor.nextAction(CALL_ROUTE);
+  const handle = await client.workflow.start('orderWorkflow', {
+    taskQueue: workerOptions.taskQueue,
+    workflowId: input.charge.orderId,
+    args: [input],
+  });
+  await placed;
+  say(`The vendor placed the confirmation call; before it could answer, worker A gets SIGKILL.`);
+  workerA.kill('SIGKILL');
+  await workerA.exited;
+  await startWorker(workerOptions, 'B');
+  say('Temporal times out attempt 1 (3 s) and hands attempt 2 to worker B…');
+  const failure = await handle.result().then(
+    () => {
+      throw new Error('the workflow completed: the call was made twice or never refused');
+    },
+    (error: unknown) => refusalIn(error),
+  );
+  const details = failure.details?.[0] as RefusalDetails;
+  say(`Attempt ${details.refusedAttempt} was refused: ${failure.type} (non-retryable: ${failure.nonRetryable}).`);
+  say(`  "${failure.message}"`);
+  const calls = vendor.actionsOn(CALL_ROUTE).length - callsBefore;
+  say(`Vendor: ${calls} call placed for this order. Nobody was called twice.`);
+  if (calls !== 1) throw new Error(`expected exactly one call, the vendor placed ${calls}`);
+  return { workflowId: handle.workflowId, runId: handle.firstExecutionRunId };
+}
+
+function refusalIn(error: unknown): ApplicationFailure {
+  if (error instanceof WorkflowFailedError) {
+    for (let cause: unknown = error.cause; cause instanceof Error; cause = cause.cause) {
+      if (cause instanceof ApplicationFailure) return cause;
+    }
+  }
+  throw new Error(`the workflow failed without an ApplicationFailure: ${String(error)}`, { cause: error });
+}
