@@ -5,7 +5,6 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import {
-  IdempotencyConfiguration,
   IdempotencyInvalidKeyInput,
   IdempotencyKeyReuse,
   IdempotencyOrphanedClaim,
@@ -81,14 +80,6 @@ export function storeUnavailable(request: ClaimRequest, cause: unknown): Applica
       `a claim for key ${request.key} (${errorText(cause)}). Nothing was called; Temporal will retry.`,
     details: [{ key: request.key, activityType: request.activityType, attempt: request.attempt }],
     cause: cause instanceof Error ? cause : undefined,
-  });
-}
-
-export function configurationError(activityType: string, problem: string): ApplicationFailure {
-  return ApplicationFailure.create({
-    type: IdempotencyConfiguration,
-    nonRetryable: true,
-    message: `Did not run ${activityType}: ${problem}`,
   });
 }
 
