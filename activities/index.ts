@@ -3,6 +3,7 @@
  * Written as plain activities; the idempotency interceptor on the worker makes
  * each one at-most-once.
  */
+import { Context } from '@temporalio/activity';
 import { OutcomeUnknownError } from '../src/index.js';
 
 export interface ChargeRequest {
@@ -47,7 +48,8 @@ async function postToVendor(baseUrl: string, path: string, body: unknown, timeou
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(body),
-      signal: AbortSignal.timeout(timeoutMs),
+      // Abort on our own timeout, or when Temporal cancels the activity (worker shutdown, workflow cancel).
+      signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), Context.current().cancellationSignal]),
     });
   } catch (error) {
     if (neverConnected(error)) throw new Error(`Vendor unreachable at ${baseUrl}; nothing was sent.`, { cause: error });

@@ -24,6 +24,8 @@ export interface ExampleWorkerOptions {
   readonly schema?: string;
   /** Prebuilt workflow code, so the worker skips bundling. */
   readonly workflowBundlePath?: string;
+  /** The interceptor's `leaseMs`; short in tests and the demo, so a dead owner is recognised quickly. */
+  readonly leaseMs?: number;
 }
 
 export async function spawnExampleWorker(options: ExampleWorkerOptions): Promise<WorkerProcess> {
@@ -37,6 +39,7 @@ export async function spawnExampleWorker(options: ExampleWorkerOptions): Promise
       VENDOR_URL: options.vendorUrl,
       ...(options.schema ? { IDEMPOTENCY_SCHEMA: options.schema } : {}),
       ...(options.workflowBundlePath ? { WORKFLOW_BUNDLE: options.workflowBundlePath } : {}),
+      ...(options.leaseMs ? { IDEMPOTENCY_LEASE_MS: String(options.leaseMs) } : {}),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -31,6 +31,8 @@ import { spawnExampleWorker } from '../dev/worker-process.js';
 import type { ExampleWorkerOptions, WorkerProcess } from '../dev/worker-process.js';
 
 const keepOpen = process.argv.includes('--keep-open');
+/** Short, so the dead worker is recognised within seconds; the library's default is 30 s. */
+const DEMO_LEASE_MS = 3_000;
 const say = (text = '') => console.log(text);
 const step = (text: string) => say(`\n== ${text}`);
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -75,6 +77,7 @@ async function main(): Promise<void> {
     taskQueue: `demo-${randomUUID().slice(0, 8)}`,
     vendorUrl: vendor.url,
     workflowBundlePath: join(bundleDir, 'workflows.js'),
+    leaseMs: DEMO_LEASE_MS,
   };
   const workerA = await startWorker(workerOptions, 'A');
   const client = temporal.env.client;
@@ -158,9 +161,10 @@ async function crashScene(client: Client, vendor: FakeVendor, workerOptions: Exa
   await placed;
   say(`The vendor placed the confirmation call; before it could answer, worker A gets SIGKILL.`);
   workerA.kill('SIGKILL');
+  const killedAt = Date.now();
   await workerA.exited;
   await startWorker(workerOptions, 'B');
-  say('Temporal times out attempt 1 (3 s) and hands attempt 2 to worker B…');
+  say(`Temporal times out attempt 1 (3 s) and retries on worker B, which waits while A's lease (${DEMO_LEASE_MS / 1000} s) lapses…`);
   const failure = await handle.result().then(
     () => {
       throw new Error('the workflow completed: the call was made twice or never refused');
@@ -168,7 +172,7 @@ async function crashScene(client: Client, vendor: FakeVendor, workerOptions: Exa
     (error: unknown) => refusalIn(error),
   );
   const details = failure.details?.[0] as RefusalDetails;
-  say(`Attempt ${details.refusedAttempt} was refused: ${failure.type} (non-retryable: ${failure.nonRetryable}).`);
+  say(`${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill, attempt ${details.refusedAttempt} was refused: ${failure.type} (non-retryable: ${failure.nonRetryable}).`);
   say(`  "${failure.message}"`);
   const calls = vendor.actionsOn(CALL_ROUTE).length - callsBefore;
   say(`Vendor: ${calls} call placed for this order. Nobody was called twice.`);

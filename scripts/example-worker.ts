@@ -4,8 +4,8 @@
  * separate process so it can be killed with SIGKILL mid-call.
  *
  * Environment: TEMPORAL_ADDRESS, DATABASE_URL, TASK_QUEUE, VENDOR_URL,
- * optional TEMPORAL_NAMESPACE, IDEMPOTENCY_SCHEMA, WORKFLOW_BUNDLE (prebuilt
- * workflow code, to skip bundling), ACTIVITIES_ONLY=1.
+ * optional TEMPORAL_NAMESPACE, IDEMPOTENCY_SCHEMA, IDEMPOTENCY_LEASE_MS,
+ * WORKFLOW_BUNDLE (prebuilt workflow code, to skip bundling), ACTIVITIES_ONLY=1.
  */
 import { fileURLToPath } from 'node:url';
 import { readFile } from 'node:fs/promises';
@@ -42,6 +42,7 @@ const worker = await Worker.create({
   interceptors: {
     activity: idempotencyInterceptors({
       store: new PostgresClaimStore({ pool, schema: process.env['IDEMPOTENCY_SCHEMA'] }),
+      ...(process.env['IDEMPOTENCY_LEASE_MS'] ? { leaseMs: Number(process.env['IDEMPOTENCY_LEASE_MS']) } : {}),
     }),
   },
 });

@@ -30,6 +30,25 @@ export interface Claim extends ClaimRequest {
   readonly result: Payload | null;
   /** Why the outcome is unknown, when it is. */
   readonly outcomeNote: string | null;
+  /** Until when the owning worker's lease holds (database clock); null for claims without a lease. */
+  readonly leaseExpiresAt: Date | null;
+  /** Whether the lease held when the row was read, judged by the database's clock, never a worker's. */
+  readonly ownerAlive: boolean;
+}
+
+/** A claim this process holds and keeps alive. */
+export interface HeldClaim {
+  readonly key: string;
+  readonly token: string;
+}
+
+/** Follows one key while an earlier attempt still runs. */
+export interface ClaimWatch {
+  /** The claim as it is now; null once it was released. */
+  current(): Promise<Claim | null>;
+  /** Resolves true when the claim may have changed, false when `timeoutMs` passed first. */
+  changed(timeoutMs: number): Promise<boolean>;
+  close(): void;
 }
 
 export type BeginResult =
@@ -39,8 +58,15 @@ export type BeginResult =
   | { readonly won: false; readonly claim: Claim };
 
 export interface ClaimStore {
-  /** Inserts a claim, durably, unless one exists for the key; returns whichever claim now holds it. */
-  begin(request: ClaimRequest): Promise<BeginResult>;
+  /**
+   * Inserts a claim, durably, with a lease of `leaseMs`, unless one exists for the key;
+   * returns whichever claim now holds it.
+   */
+  begin(request: ClaimRequest, leaseMs: number): Promise<BeginResult>;
+  /** Extends the leases of all the given claims in one statement; returns how many it extended. */
+  renewLeases(claims: readonly HeldClaim[], leaseMs: number): Promise<number>;
+  /** Starts following a key whose claim is held by someone else. */
+  watch(key: string): Promise<ClaimWatch>;
   /** Records the result of the caller's own claim. False when the claim is no longer the caller's to complete. */
   complete(key: string, token: string, result: Payload): Promise<boolean>;
   /** Deletes the caller's own claim: the action did not happen. */

@@ -1,5 +1,5 @@
 /** The claim store: the interface the interceptor needs, and its Postgres implementation. */
-export type { BeginResult, Claim, ClaimRequest, ClaimState, ClaimStore } from './claim-store.js';
+export type { BeginResult, Claim, ClaimRequest, ClaimState, ClaimStore, ClaimWatch, HeldClaim } from './claim-store.js';
 export { InvalidIdentifierError } from './identifiers.js';
 export { DEFAULT_SCHEMA, SchemaTooNewError, migrate } from './migrate.js';
 export type { MigrateOptions, MigrateReport } from './migrate.js';

@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { Payload } from '@temporalio/common';
-import type { BeginResult, Claim, ClaimRequest, ClaimState, ClaimStore } from './claim-store.js';
+import type { BeginResult, Claim, ClaimRequest, ClaimState, ClaimStore, ClaimWatch, HeldClaim } from './claim-store.js';
+import { ClaimListener } from './claim-listener.js';
 import { quoteIdentifier } from './identifiers.js';
 import { DEFAULT_SCHEMA, SchemaTooNewError, readVersion } from './migrate.js';
 import { LATEST_MIGRATION } from './migrations/index.js';
@@ -35,6 +36,8 @@ interface ClaimRow {
   finished_at: Date | null;
   result_payload: PayloadJson | null;
   outcome_note: string | null;
+  lease_expires_at: Date | null;
+  owner_alive: boolean;
 }
 
 /** Raised when the schema has not been migrated, so the fix is named instead of `relation does not exist`. */
@@ -58,6 +61,9 @@ export class PostgresClaimStore implements ClaimStore {
   readonly schema: string;
   private readonly pool: pg.Pool;
   private readonly table: string;
+  /** NOTIFY channel for outcomes in this schema; truncated like any Postgres identifier. */
+  private readonly channel: string;
+  private readonly listener: ClaimListener;
   private schemaChecked: Promise<void> | undefined;
 
   constructor(options: PostgresClaimStoreOptions) {
@@ -67,13 +73,15 @@ export class PostgresClaimStore implements ClaimStore {
     this.pool = options.pool;
     this.schema = options.schema ?? DEFAULT_SCHEMA;
     this.table = `${quoteIdentifier('schema', this.schema)}.claims`;
+    this.channel = `temporal_idempotency_${this.schema}`.slice(0, 63);
+    this.listener = new ClaimListener(this.pool, this.channel);
   }
 
-  async begin(request: ClaimRequest): Promise<BeginResult> {
+  async begin(request: ClaimRequest, leaseMs: number): Promise<BeginResult> {
     await this.checkSchemaOnce();
     // A claim can be released between our failed insert and our read; then we simply try again.
     for (let attempt = 1; attempt <= BEGIN_ATTEMPTS; attempt++) {
-      const inserted = await this.insertClaim(request);
+      const inserted = await this.insertClaim(request, leaseMs);
       if (inserted) return { won: true, claim: inserted };
       // A separate statement, not a CTE: only a new snapshot sees a row a concurrent caller just committed.
       const existing = await this.get(request.key);
@@ -85,7 +93,7 @@ export class PostgresClaimStore implements ClaimStore {
   async get(key: string): Promise<Claim | null> {
     const { rows } = await this.pool.query<ClaimRow>(
       `
-SELECT *
+SELECT *, coalesce(lease_expires_at > now(), false) AS owner_alive
 FROM ${this.table}
 WHERE key = $1`,
       [key],
@@ -94,45 +102,115 @@ WHERE key = $1`,
   }
 
   async complete(key: string, token: string, result: Payload): Promise<boolean> {
-    const { rowCount } = await this.pool.query(
+    return this.settle(
       `
 UPDATE ${this.table}
-SET state = 'completed', result_payload = $3, finished_at = now()
-WHERE key = $1 AND token = $2 AND state = 'claimed'`,
-      [key, token, payloadToJson(result)],
+SET state = 'completed', result_payload = $4, finished_at = now()
+WHERE key = $1 AND token = $2 AND state = 'claimed'
+RETURNING key, awaited`,
+      [key, token, this.channel, payloadToJson(result)],
     );
-    return rowCount === 1;
   }
 
   async release(key: string, token: string): Promise<boolean> {
-    const { rowCount } = await this.pool.query(
+    return this.settle(
       `
 DELETE FROM ${this.table}
-WHERE key = $1 AND token = $2 AND state = 'claimed'`,
-      [key, token],
+WHERE key = $1 AND token = $2 AND state = 'claimed'
+RETURNING key, awaited`,
+      [key, token, this.channel],
     );
-    return rowCount === 1;
   }
 
   async markUnknown(key: string, token: string, note: string): Promise<boolean> {
-    const { rowCount } = await this.pool.query(
+    return this.settle(
       `
 UPDATE ${this.table}
-SET state = 'unknown', outcome_note = $3, finished_at = now()
-WHERE key = $1 AND token = $2 AND state = 'claimed'`,
-      [key, token, note],
+SET state = 'unknown', outcome_note = $4, finished_at = now()
+WHERE key = $1 AND token = $2 AND state = 'claimed'
+RETURNING key, awaited`,
+      [key, token, this.channel, note],
+    );
+  }
+
+  async renewLeases(claims: readonly HeldClaim[], leaseMs: number): Promise<number> {
+    if (claims.length === 0) return 0;
+    const { rowCount } = await this.pool.query(
+      `
+UPDATE ${this.table} AS claim
+SET lease_expires_at = now() + $3 * interval '1 millisecond'
+FROM unnest($1::text[], $2::uuid[]) AS held (key, token)
+WHERE claim.key = held.key AND claim.token = held.token AND claim.state = 'claimed'`,
+      [claims.map((claim) => claim.key), claims.map((claim) => claim.token), leaseMs],
+    );
+    return rowCount ?? 0;
+  }
+
+  async watch(key: string): Promise<ClaimWatch> {
+    let wake: (() => void) | undefined;
+    let pending = false; // a notification that came while nobody was waiting for the next one
+    const unsubscribe = await this.listener.subscribe(key, () => (wake ? wake() : (pending = true)));
+    let marked = false;
+    return {
+      current: async () => {
+        if (marked) return this.get(key);
+        marked = true;
+        return this.markAwaited(key);
+      },
+      changed: (timeoutMs) => {
+        if (pending) {
+          pending = false;
+          return Promise.resolve(true);
+        }
+        return new Promise<boolean>((resolve) => {
+          const timer = setTimeout(() => finish(false), timeoutMs);
+          const finish = (changed: boolean) => {
+            clearTimeout(timer);
+            wake = undefined;
+            resolve(changed);
+          };
+          wake = () => finish(true);
+        });
+      },
+      close: unsubscribe,
+    };
+  }
+
+  /** Runs a statement that settles the caller's own claim and, if someone waits for it, wakes them. */
+  private async settle(statement: string, params: unknown[]): Promise<boolean> {
+    // The CASE only runs pg_notify for a claim someone waits on: NOTIFY serializes commits.
+    const { rowCount } = await this.pool.query(
+      `
+WITH settled AS (${statement})
+SELECT CASE WHEN awaited THEN pg_notify($3, key) END
+FROM settled`,
+      params,
     );
     return rowCount === 1;
   }
 
-  private async insertClaim(request: ClaimRequest): Promise<Claim | null> {
+  /** Reads the claim and flags it as awaited, so that its outcome is announced. */
+  private async markAwaited(key: string): Promise<Claim | null> {
+    const { rows } = await this.pool.query<ClaimRow>(
+      `
+UPDATE ${this.table}
+SET awaited = true
+WHERE key = $1
+RETURNING *, coalesce(lease_expires_at > now(), false) AS owner_alive`,
+      [key],
+    );
+    return rows[0] ? toClaim(rows[0]) : null;
+  }
+
+  private async insertClaim(request: ClaimRequest, leaseMs: number): Promise<Claim | null> {
     const { rows } = await this.pool.query<ClaimRow>(
       `
 INSERT INTO ${this.table}
-  (key, state, token, fingerprint, namespace, activity_type, workflow_id, run_id, activity_id, attempt, claimed_by)
-VALUES ($1, 'claimed', $2, $3, $4, $5, $6, $7, $8, $9, $10)
+  (key, state, token, fingerprint, namespace, activity_type, workflow_id, run_id, activity_id, attempt, claimed_by,
+   lease_expires_at)
+VALUES ($1, 'claimed', $2, $3, $4, $5, $6, $7, $8, $9, $10, now() + $11 * interval '1 millisecond')
 ON CONFLICT (key) DO NOTHING
-RETURNING *`,
+RETURNING *, true AS owner_alive`,
       [
         request.key,
         randomUUID(),
@@ -144,6 +222,7 @@ RETURNING *`,
         request.activityId,
         request.attempt,
         request.claimedBy,
+        leaseMs,
       ],
     );
     return rows[0] ? toClaim(rows[0]) : null;
@@ -188,5 +267,7 @@ function toClaim(row: ClaimRow): Claim {
     finishedAt: row.finished_at,
     result: row.result_payload ? payloadFromJson(row.result_payload) : null,
     outcomeNote: row.outcome_note,
+    leaseExpiresAt: row.lease_expires_at,
+    ownerAlive: row.owner_alive,
   };
 }

@@ -11,31 +11,38 @@ import type { BeginResult, Claim, ClaimRequest } from '../store/index.js';
 import { retryFor } from './bounded-retry.js';
 import { claimRequestFor } from './call-identity.js';
 import { OutcomeUnknownError } from './errors.js';
+import type { LeaseKeeper } from './lease-keeper.js';
 import type { ResolvedActivitySettings, ResolvedOptions } from './options.js';
-import { invalidKeyInput, keyReuse, orphanedClaim, storeUnavailable } from './refusals.js';
-import { ResultCodec } from './result-codec.js';
+import { claimBusy, invalidKeyInput, keyReuse, orphanedClaim, storeUnavailable } from './refusals.js';
+import type { ResultCodec } from './result-codec.js';
+
+/** The earlier attempt released its claim while we waited: the action did not happen, so we may claim it. */
+const RELEASED = Symbol('released');
+
+/** Stop waiting this long before Temporal's start-to-close timeout, so our answer still counts. */
+const ATTEMPT_DEADLINE_MARGIN_MS = 1_000;
 
 export class IdempotentActivityInbound implements ActivityInboundCallsInterceptor {
   private readonly settings: ResolvedActivitySettings;
+  private readonly startedAt = Date.now();
 
   constructor(
     private readonly context: Context,
     private readonly options: ResolvedOptions,
     private readonly codec: ResultCodec,
+    private readonly leases: LeaseKeeper,
   ) {
     this.settings = options.settingsFor(context.info.activityType);
   }
 
   async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
     const request = this.claimRequest(input.args);
-    let begun: BeginResult;
-    try {
-      begun = await this.options.store.begin(request);
-    } catch (error) {
-      throw storeUnavailable(request, error);
+    for (;;) {
+      const begun = await this.storeCall(request, () => this.options.store.begin(request, this.leases.leaseMs));
+      if (begun.won) return this.runClaimed(begun.claim, input, next);
+      const answer = await this.answerFromClaim(begun.claim, request);
+      if (answer !== RELEASED) return answer;
     }
-    if (!begun.won) return this.answerFromClaim(begun.claim, request);
-    return this.runClaimed(begun.claim, input, next);
   }
 
   private claimRequest(args: readonly unknown[]): ClaimRequest {
@@ -47,17 +54,61 @@ export class IdempotentActivityInbound implements ActivityInboundCallsIntercepto
     }
   }
 
-  /** Someone claimed this key before: never call again, answer from what they recorded. */
+  /** Before the call, any store failure means nothing ran: fail retryably. */
+  private async storeCall<T>(request: ClaimRequest, operation: () => Promise<T>): Promise<T> {
+    try {
+      return await operation();
+    } catch (error) {
+      throw storeUnavailable(request, error);
+    }
+  }
+
+  /** Someone claimed this key before: never call again; answer from their outcome, or wait for it. */
   private async answerFromClaim(claim: Claim, request: ClaimRequest): Promise<unknown> {
     if (claim.fingerprint !== request.fingerprint) throw keyReuse(claim, request);
-    if (claim.state === 'completed' && claim.result) {
-      this.context.log.info('Idempotency: returning the recorded result; the activity was not called again', {
-        idempotencyKey: claim.key,
-        claimedAttempt: claim.attempt,
-      });
-      return this.codec.decode(claim.result);
+    switch (claim.state) {
+      case 'completed':
+        this.context.log.info('Idempotency: returning the recorded result; the activity was not called again', {
+          idempotencyKey: claim.key,
+          claimedAttempt: claim.attempt,
+        });
+        return this.codec.decode(claim.result!);
+      case 'unknown':
+        throw orphanedClaim(claim, request);
+      case 'claimed':
+        if (!claim.ownerAlive) throw orphanedClaim(claim, request);
+        return this.waitForOwner(claim, request);
     }
-    throw orphanedClaim(claim, request);
+  }
+
+  /**
+   * An earlier attempt is still running (Temporal timed it out, its worker did not die).
+   * Wait for its outcome, heartbeating, bounded by `maxWaitMs` and by this attempt's own time.
+   */
+  private async waitForOwner(claim: Claim, request: ClaimRequest): Promise<unknown> {
+    const deadline = this.waitDeadline();
+    const watch = await this.storeCall(request, () => this.options.store.watch(claim.key));
+    try {
+      for (;;) {
+        this.context.heartbeat();
+        const current = await this.storeCall(request, () => watch.current());
+        if (current === null) return RELEASED;
+        if (current.state !== 'claimed' || !current.ownerAlive) return this.answerFromClaim(current, request);
+        const left = deadline - Date.now();
+        if (left <= 0 || this.context.cancellationSignal.aborted) {
+          throw claimBusy(current, request, Date.now() - this.startedAt);
+        }
+        await watch.changed(Math.min(this.options.pollMs, left));
+      }
+    } finally {
+      watch.close();
+    }
+  }
+
+  private waitDeadline(): number {
+    const { startToCloseTimeoutMs } = this.context.info;
+    const attemptEnds = startToCloseTimeoutMs > 0 ? this.startedAt + startToCloseTimeoutMs - ATTEMPT_DEADLINE_MARGIN_MS : Infinity;
+    return Math.min(this.startedAt + this.options.maxWaitMs, attemptEnds);
   }
 
   private async runClaimed(
@@ -65,28 +116,41 @@ export class IdempotentActivityInbound implements ActivityInboundCallsIntercepto
     input: ActivityExecuteInput,
     next: Next<ActivityInboundCallsInterceptor, 'execute'>,
   ): Promise<unknown> {
-    let result: unknown;
+    this.leases.hold(claim);
     try {
-      result = await next(input);
-    } catch (error) {
-      throw await this.settleFailure(claim, error);
+      let result: unknown;
+      try {
+        result = await next(input);
+      } catch (error) {
+        throw await this.settleFailure(claim, error);
+      }
+      await this.record(claim, result);
+      return result;
+    } finally {
+      this.leases.drop(claim.key);
     }
-    await this.record(claim, result);
-    return result;
   }
 
   /**
    * A thrown error means "did not happen": release, and let Temporal's retry policy decide.
-   * Except async completion (the outcome arrives later) and ambiguous errors (it may have happened).
-   * Returns the error to throw.
+   * Except async completion (the outcome arrives later), and errors after which the call may
+   * have happened: marked ambiguous, or thrown because the activity was cancelled mid-flight
+   * (worker shutdown, timeout, workflow cancellation). Returns the error to throw.
    */
   private async settleFailure(claim: Claim, error: unknown): Promise<unknown> {
     if (error instanceof CompleteAsyncError) return error;
+    if (this.context.cancellationSignal.aborted) {
+      return this.markUnknown(claim, `cancelled while running (${cancelReason(this.context)}): ${errorText(error)}`, error);
+    }
     if (this.isAmbiguous(error)) return this.markUnknown(claim, errorText(error), error);
     await retryFor(this.options.recordRetryMs, () => this.options.store.release(claim.key, claim.token)).catch(
       (storeError: unknown) => this.warnClaimKept(claim, 'release the claim', storeError),
     );
     return error;
+  }
+
+  private isAmbiguous(error: unknown): boolean {
+    return error instanceof OutcomeUnknownError || this.settings.isAmbiguous?.(error) === true;
   }
 
   /** Keeps the claim as `unknown` and returns the refusal that every attempt, this one first, will get. */
@@ -95,10 +159,6 @@ export class IdempotentActivityInbound implements ActivityInboundCallsIntercepto
       (storeError: unknown) => this.warnClaimKept(claim, 'mark the outcome unknown', storeError),
     );
     return orphanedClaim({ ...claim, state: 'unknown', outcomeNote: note }, claim, cause);
-  }
-
-  private isAmbiguous(error: unknown): boolean {
-    return error instanceof OutcomeUnknownError || this.settings.isAmbiguous?.(error) === true;
   }
 
   /**
@@ -124,6 +184,12 @@ export class IdempotentActivityInbound implements ActivityInboundCallsIntercepto
       { idempotencyKey: claim.key, error },
     );
   }
+}
+
+function cancelReason(context: Context): string {
+  const reason: unknown = context.cancellationSignal.reason;
+  if (reason instanceof Error) return reason.message || reason.name;
+  return reason === undefined ? 'no reason given' : String(reason);
 }
 
 function errorText(error: unknown): string {

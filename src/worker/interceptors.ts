@@ -2,7 +2,9 @@
  * `idempotencyInterceptors(options)`: the activity interceptor factories to
  * register on a worker, in the one correct order.
  */
+import { Runtime } from '@temporalio/worker';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
+import { leaseKeeperFor } from './lease-keeper.js';
 import { IdempotentActivityInbound } from './interceptor.js';
 import { resolveOptions } from './options.js';
 import type { IdempotencyOptions } from './options.js';
@@ -19,5 +21,8 @@ import { ResultCodec } from './result-codec.js';
 export function idempotencyInterceptors(options: IdempotencyOptions): ActivityInterceptorsFactory[] {
   const resolved = resolveOptions(options);
   const codec = new ResultCodec(resolved.payloadConverter, resolved.payloadCodecs);
-  return [(context) => ({ inbound: new IdempotentActivityInbound(context, resolved, codec) })];
+  const leases = leaseKeeperFor(resolved.store, resolved.leaseMs, (error) =>
+    Runtime.instance().logger.warn('Idempotency: renewing claim leases failed; they lapse if this persists', { error }),
+  );
+  return [(context) => ({ inbound: new IdempotentActivityInbound(context, resolved, codec, leases) })];
 }

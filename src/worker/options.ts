@@ -44,6 +44,13 @@ export interface IdempotencyOptions {
   readonly workerIdentity?: string;
   /** How long to keep retrying to record a result after the call succeeded. Default 30 s. */
   readonly recordRetryMs?: number;
+  /**
+   * How long a claim's owner counts as alive without renewing its lease. The owning process renews
+   * every third of it; a dead owner is recognised this long after its last renewal. Default 30 s.
+   */
+  readonly leaseMs?: number;
+  /** How long a later attempt waits for a still-running earlier one (also bounded by its own timeout). Default 60 s. */
+  readonly maxWaitMs?: number;
 }
 
 export interface ResolvedActivitySettings {
@@ -59,8 +66,15 @@ export interface ResolvedOptions {
   readonly payloadCodecs: readonly PayloadCodec[];
   readonly workerIdentity: string;
   readonly recordRetryMs: number;
+  readonly leaseMs: number;
+  readonly maxWaitMs: number;
+  /** How often a waiting attempt re-reads the claim when no notification comes. */
+  readonly pollMs: number;
   settingsFor(activityType: string): ResolvedActivitySettings;
 }
+
+/** Below this, a GC pause or a slow renewal would make a live owner look dead. */
+const MIN_LEASE_MS = 1_000;
 
 const ACTIVITY_OPTION_NAMES = new Set(['scope', 'keyArgs', 'key', 'isAmbiguous']);
 
@@ -72,6 +86,10 @@ export function resolveOptions(options: IdempotencyOptions): ResolvedOptions {
     throw new IdempotencyConfigError('store', 'a ClaimStore is required, e.g. new PostgresClaimStore({ pool }).');
   }
   const defaultScope = validScope('scope', options.scope ?? 'workflow');
+  const leaseMs = nonNegative('leaseMs', options.leaseMs ?? 30_000);
+  if (leaseMs < MIN_LEASE_MS) {
+    throw new IdempotencyConfigError('leaseMs', `${leaseMs} ms is too short to renew reliably; use at least ${MIN_LEASE_MS} ms.`);
+  }
   const perActivity = new Map<string, ResolvedActivitySettings>();
   for (const [activityType, activityOptions] of Object.entries(options.activities ?? {})) {
     perActivity.set(activityType, resolveActivity(activityType, activityOptions, defaultScope));
@@ -88,6 +106,9 @@ export function resolveOptions(options: IdempotencyOptions): ResolvedOptions {
     payloadCodecs: [...(options.payloadCodecs ?? [])],
     workerIdentity: validIdentity(options.workerIdentity ?? defaultWorkerIdentity()),
     recordRetryMs: nonNegative('recordRetryMs', options.recordRetryMs ?? 30_000),
+    leaseMs,
+    maxWaitMs: nonNegative('maxWaitMs', options.maxWaitMs ?? 60_000),
+    pollMs: Math.min(1_000, leaseMs / 4),
     settingsFor: (activityType) => perActivity.get(activityType) ?? workerDefault,
   };
 }

@@ -5,6 +5,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import {
+  IdempotencyClaimBusy,
   IdempotencyInvalidKeyInput,
   IdempotencyKeyReuse,
   IdempotencyOrphanedClaim,
@@ -24,7 +25,7 @@ export interface RefusalDetails {
   readonly attempt: number;
   readonly claimedAt: string | null;
   readonly claimedBy: string;
-  /** Which case it was: `owner-died`, `outcome-unknown`, `key-reuse`, … */
+  /** Which case it was: `owner-died`, `outcome-unknown`, `owner-running`, `key-reuse`. */
   readonly reason: string;
   /** The attempt that was refused. */
   readonly refusedAttempt: number;
@@ -34,7 +35,8 @@ export function orphanedClaim(claim: Claim, refused: ClaimRequest, cause?: unkno
   const unknown = claim.state === 'unknown';
   const what = unknown
     ? `marked its outcome unknown${claim.outcomeNote ? ` (${claim.outcomeNote})` : ''}`
-    : 'recorded no outcome (its worker likely died mid-call)';
+    : `recorded no outcome; its worker has been dead since ${claim.leaseExpiresAt?.toISOString() ?? 'an unknown time'} ` +
+      `(it stopped renewing its lease: it crashed, was killed, or lost Postgres)`;
   return ApplicationFailure.create({
     type: IdempotencyOrphanedClaim,
     nonRetryable: true,
@@ -44,6 +46,18 @@ export function orphanedClaim(claim: Claim, refused: ClaimRequest, cause?: unkno
       `happened or \`temporal-idempotency release <key>\` if it did not, and retry.`,
     details: [detailsOf(claim, refused, unknown ? 'outcome-unknown' : 'owner-died')],
     cause: cause instanceof Error ? cause : undefined,
+  });
+}
+
+export function claimBusy(claim: Claim, refused: ClaimRequest, waitedMs: number): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: IdempotencyClaimBusy,
+    nonRetryable: false,
+    message:
+      `Did not run ${claim.activityType} (attempt ${refused.attempt}): ${describeClaim(claim)} and is still running ` +
+      `on worker ${claim.claimedBy} (lease live until ${claim.leaseExpiresAt?.toISOString()}). Waited ` +
+      `${(waitedMs / 1000).toFixed(1)} s for its outcome; Temporal will retry, and the next attempt takes up its outcome.`,
+    details: [detailsOf(claim, refused, 'owner-running')],
   });
 }
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { describe, expect, inject, it } from 'vitest';
 import {
@@ -12,6 +13,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { useTestSchema } from '../support/schema.js';
 
 const schema = useTestSchema(import.meta.filename);
+const LEASE_MS = 30_000;
 
 function request(overrides: Partial<ClaimRequest> = {}): ClaimRequest {
   return {
@@ -40,7 +42,7 @@ describe('PostgresClaimStore', () => {
     );
     try {
       const stores = clients.map((pool) => new PostgresClaimStore({ pool, schema: schema.name }));
-      const results = await Promise.all(stores.map((store, i) => store.begin({ ...claim, claimedBy: `racer-${i}` })));
+      const results = await Promise.all(stores.map((store, i) => store.begin({ ...claim, claimedBy: `racer-${i}` }, LEASE_MS)));
       const winners = results.filter((result) => result.won);
       expect(winners).toHaveLength(1);
       const winnerToken = winners[0]!.claim.token;
@@ -54,7 +56,7 @@ describe('PostgresClaimStore', () => {
 
   it('records a result only for the token that holds the claim', async () => {
     const claim = request();
-    const { claim: held } = await schema.store.begin(claim);
+    const { claim: held } = await schema.store.begin(claim, LEASE_MS);
     const payload = defaultPayloadConverter.toPayload({ chargeId: 'ch_1' });
     expect(await schema.store.complete(claim.key, randomUUID(), payload)).toBe(false);
     expect((await schema.store.get(claim.key))?.state).toBe('claimed');
@@ -67,7 +69,7 @@ describe('PostgresClaimStore', () => {
 
   it('never releases a claim it does not hold, nor a completed one', async () => {
     const claim = request();
-    const { claim: held } = await schema.store.begin(claim);
+    const { claim: held } = await schema.store.begin(claim, LEASE_MS);
     expect(await schema.store.release(claim.key, randomUUID())).toBe(false);
     expect(await schema.store.get(claim.key)).not.toBeNull();
     await schema.store.complete(claim.key, held.token, defaultPayloadConverter.toPayload(1));
@@ -77,9 +79,9 @@ describe('PostgresClaimStore', () => {
 
   it('frees the key on release, so the next begin wins with a new token', async () => {
     const claim = request();
-    const first = await schema.store.begin(claim);
+    const first = await schema.store.begin(claim, LEASE_MS);
     expect(await schema.store.release(claim.key, first.claim.token)).toBe(true);
-    const second = await schema.store.begin({ ...claim, attempt: 2 });
+    const second = await schema.store.begin({ ...claim, attempt: 2 }, LEASE_MS);
     expect(second.won).toBe(true);
     expect(second.claim.token).not.toBe(first.claim.token);
     expect(second.claim.attempt).toBe(2);
@@ -87,9 +89,9 @@ describe('PostgresClaimStore', () => {
 
   it('keeps a claim marked unknown, with its note, and later begins find it', async () => {
     const claim = request();
-    const { claim: held } = await schema.store.begin(claim);
+    const { claim: held } = await schema.store.begin(claim, LEASE_MS);
     expect(await schema.store.markUnknown(claim.key, held.token, 'timeout after send')).toBe(true);
-    const later = await schema.store.begin({ ...claim, attempt: 2 });
+    const later = await schema.store.begin({ ...claim, attempt: 2 }, LEASE_MS);
     expect(later.won).toBe(false);
     expect(later.claim.state).toBe('unknown');
     expect(later.claim.outcomeNote).toBe('timeout after send');
@@ -97,9 +99,90 @@ describe('PostgresClaimStore', () => {
   });
 
   it('stamps claims with the database clock', async () => {
-    const { claim } = await schema.store.begin(request());
+    const { claim } = await schema.store.begin(request(), LEASE_MS);
     const { rows } = await schema.pool.query<{ now: Date }>('SELECT now() AS now');
     expect(Math.abs(rows[0]!.now.getTime() - claim.claimedAt.getTime())).toBeLessThan(5_000);
+  });
+});
+
+describe('leases and waiting', () => {
+  it('judges an owner dead once its lease lapses, by the database clock', async () => {
+    const claim = request();
+    const { claim: held } = await schema.store.begin(claim, 300);
+    expect(held.ownerAlive).toBe(true);
+    expect((await schema.store.get(claim.key))?.ownerAlive).toBe(true);
+    await sleep(600);
+    const lapsed = await schema.store.get(claim.key);
+    expect(lapsed?.ownerAlive).toBe(false);
+    expect(lapsed?.leaseExpiresAt?.getTime()).toBeLessThan(Date.now());
+  });
+
+  it('renews every held lease in one statement, and only claims still held with their token', async () => {
+    const claims = await Promise.all(Array.from({ length: 5 }, () => schema.store.begin(request(), 300)));
+    const [released, ...held] = claims.map((result) => result.claim);
+    await schema.store.release(released!.key, released!.token);
+    const renewed = await schema.store.renewLeases(
+      [...held, released!, { key: held[0]!.key, token: randomUUID() }].map(({ key, token }) => ({ key, token })),
+      60_000,
+    );
+    expect(renewed).toBe(4);
+    await sleep(600);
+    for (const claim of held) expect((await schema.store.get(claim.key))?.ownerAlive).toBe(true);
+  });
+
+  it('wakes a watcher by NOTIFY as soon as the owner records its outcome', async () => {
+    const claim = request();
+    const { claim: held } = await schema.store.begin(claim, LEASE_MS);
+    const watch = await schema.store.watch(claim.key);
+    try {
+      expect((await watch.current())?.state).toBe('claimed');
+      const woken = watch.changed(20_000);
+      const started = Date.now();
+      await schema.store.complete(claim.key, held.token, defaultPayloadConverter.toPayload('done'));
+      expect(await woken).toBe(true);
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect((await watch.current())?.state).toBe('completed');
+    } finally {
+      watch.close();
+    }
+  });
+
+  it('sends no NOTIFY for a claim nobody waits on, so plain completions do not serialize on it', async () => {
+    const listener = new pg.Client({ connectionString: inject('databaseUrl') });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on('notification', (message) => heard.push(message.payload ?? ''));
+    await listener.query(`LISTEN "temporal_idempotency_${schema.name}"`);
+    try {
+      const quiet = request();
+      const { claim: quietClaim } = await schema.store.begin(quiet, LEASE_MS);
+      await schema.store.complete(quiet.key, quietClaim.token, defaultPayloadConverter.toPayload(1));
+      const awaited = request();
+      const { claim: awaitedClaim } = await schema.store.begin(awaited, LEASE_MS);
+      const watch = await schema.store.watch(awaited.key);
+      await watch.current();
+      await schema.store.release(awaited.key, awaitedClaim.token);
+      watch.close();
+      await sleep(300);
+      expect(heard).toEqual([awaited.key]);
+    } finally {
+      await listener.end();
+    }
+  });
+
+  it('lets a watcher notice a release: the claim is gone', async () => {
+    const claim = request();
+    const { claim: held } = await schema.store.begin(claim, LEASE_MS);
+    const watch = await schema.store.watch(claim.key);
+    try {
+      await watch.current();
+      const woken = watch.changed(20_000);
+      await schema.store.release(claim.key, held.token);
+      expect(await woken).toBe(true);
+      expect(await watch.current()).toBeNull();
+    } finally {
+      watch.close();
+    }
   });
 });
 
@@ -108,9 +191,9 @@ describe('migrate', () => {
     const fresh = `t_migrate_race_${randomUUID().slice(0, 8)}`;
     const reports = await Promise.all(Array.from({ length: 8 }, () => migrate(schema.pool, { schema: fresh })));
     try {
-      expect(reports.flatMap((report) => report.applied).sort()).toEqual([1]);
+      expect(reports.flatMap((report) => report.applied).sort()).toEqual([1, 2]);
       const { rows } = await schema.pool.query(`SELECT id FROM "${fresh}".migrations`);
-      expect(rows).toEqual([{ id: 1 }]);
+      expect(rows).toEqual([{ id: 1 }, { id: 2 }]);
       expect((await migrate(schema.pool, { schema: fresh })).applied).toEqual([]);
     } finally {
       await schema.pool.query(`DROP SCHEMA "${fresh}" CASCADE`);
@@ -130,7 +213,7 @@ describe('migrate', () => {
 
   it('names the fix when a store is used on a schema that was never migrated', async () => {
     const store = new PostgresClaimStore({ pool: schema.pool, schema: 'never_migrated_here' });
-    await expect(store.begin(request())).rejects.toThrow(SchemaNotMigratedError);
-    await expect(store.begin(request())).rejects.toThrow(/run migrate\(\)/);
+    await expect(store.begin(request(), LEASE_MS)).rejects.toThrow(SchemaNotMigratedError);
+    await expect(store.begin(request(), LEASE_MS)).rejects.toThrow(/run migrate\(\)/);
   });
 });

@@ -3,6 +3,7 @@
  * transaction, and is recorded in `<schema>.migrations`.
  */
 import claims from './000001-claims.js';
+import leases from './000002-leases.js';
 
 export interface Migration {
   readonly id: number;
@@ -11,6 +12,9 @@ export interface Migration {
   readonly sql: (quotedSchema: string) => string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [{ id: 1, name: 'claims', sql: claims }];
+export const MIGRATIONS: readonly Migration[] = [
+  { id: 1, name: 'claims', sql: claims },
+  { id: 2, name: 'leases', sql: leases },
+];
 
 export const LATEST_MIGRATION = MIGRATIONS.length;
