@@ -25,6 +25,7 @@ import type { RefusalDetails } from '../src/index.js';
 import { CALL_ROUTE, CHARGE_ROUTE } from '../activities/index.js';
 import { FakeVendor } from '../activities/fake-vendor.js';
 import type { OrderInput, OrderResult } from '../workflows/index.js';
+import { activityFailedAt } from '../dev/history.js';
 import { startPostgres } from '../dev/postgres.js';
 import { startTemporal } from '../dev/temporal-server.js';
 import { spawnExampleWorker } from '../dev/worker-process.js';
@@ -172,7 +173,8 @@ async function crashScene(client: Client, vendor: FakeVendor, workerOptions: Exa
     (error: unknown) => refusalIn(error),
   );
   const details = failure.details?.[0] as RefusalDetails;
-  say(`${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill, attempt ${details.refusedAttempt} was refused: ${failure.type} (non-retryable: ${failure.nonRetryable}).`);
+  const refusedAfterMs = (await activityFailedAt(handle)) - killedAt;
+  say(`${(refusedAfterMs / 1000).toFixed(1)} s after the kill, attempt ${details.refusedAttempt} was refused: ${failure.type} (non-retryable: ${failure.nonRetryable}).`);
   say(`  "${failure.message}"`);
   const calls = vendor.actionsOn(CALL_ROUTE).length - callsBefore;
   say(`Vendor: ${calls} call placed for this order. Nobody was called twice.`);

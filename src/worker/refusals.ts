@@ -35,8 +35,8 @@ export function orphanedClaim(claim: Claim, refused: ClaimRequest, cause?: unkno
   const unknown = claim.state === 'unknown';
   const what = unknown
     ? `marked its outcome unknown${claim.outcomeNote ? ` (${claim.outcomeNote})` : ''}`
-    : `recorded no outcome; its worker has been dead since ${claim.leaseExpiresAt?.toISOString() ?? 'an unknown time'} ` +
-      `(it stopped renewing its lease: it crashed, was killed, or lost Postgres)`;
+    : `recorded no outcome; its worker stopped renewing its lease, which lapsed at ` +
+      `${claim.leaseExpiresAt?.toISOString() ?? 'an unknown time'} (the worker crashed, was killed, or lost Postgres)`;
   return ApplicationFailure.create({
     type: IdempotencyOrphanedClaim,
     nonRetryable: true,

@@ -14,6 +14,8 @@ import { afterAll, beforeAll, inject } from 'vitest';
 export interface TemporalTestContext {
   readonly client: Client;
   readonly nativeConnection: NativeConnection;
+  /** The pre-bundled test workflows, for tests that create and shut down their own worker. */
+  readonly workflowBundle: { code: string };
   /** Runs a worker on this process for the duration of `fn`. */
   withWorker<T>(options: Omit<WorkerOptions, 'connection' | 'workflowBundle' | 'workflowsPath'>, fn: () => Promise<T>): Promise<T>;
 }
@@ -37,6 +39,9 @@ export function useTemporal(): TemporalTestContext {
     },
     get nativeConnection() {
       return state.nativeConnection!;
+    },
+    get workflowBundle() {
+      return { code: state.bundle! };
     },
     async withWorker(options, fn) {
       const worker = await Worker.create({

@@ -47,3 +47,14 @@ export async function describeActivityResult(input: CallActivityInput): Promise<
     json: result === undefined || isUint8Array ? null : JSON.stringify(result),
   };
 }
+
+/** Runs `count` activities at once, the i-th with argument i. */
+export async function fanOut(input: { activity: string; count: number; startToCloseTimeoutMs?: number }): Promise<unknown[]> {
+  const activities: Record<string, (index: number) => Promise<unknown>> = proxyActivities({
+    startToCloseTimeout: input.startToCloseTimeoutMs ?? 60_000,
+    retry: { maximumAttempts: 1 },
+  });
+  const activity = activities[input.activity];
+  if (!activity) throw new Error(`no activity ${input.activity}`);
+  return Promise.all(Array.from({ length: input.count }, (_, index) => activity(index)));
+}

@@ -69,7 +69,7 @@ describe('a worker killed mid-call', () => {
       reason: 'owner-died',
     });
     expect(details.refusedAttempt).toBeGreaterThanOrEqual(2);
-    expect(failure.message).toMatch(/its worker has been dead since/);
+    expect(failure.message).toMatch(/its worker stopped renewing its lease, which lapsed at/);
     expect(failure.message).toContain(details.key);
 
     const [historyFailure, ...more] = await activityFailures(handle);
