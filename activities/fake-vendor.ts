@@ -3,6 +3,10 @@
  * performs "actions" (charges, calls) and counts every request it receives,
  * so tests and the demo can check how many times a write really went out.
  * Faults are scripted per route: fail before performing, or perform and hang.
+ *
+ * It honours `Idempotency-Key` the way Stripe does: the same key and body get
+ * the stored response (no new action); the same key with another body gets
+ * 422; the same key while the first request is still being processed gets 409.
  */
 import { EventEmitter } from 'node:events';
 import { createServer } from 'node:http';
@@ -14,15 +18,33 @@ export interface VendorAction {
   readonly id: string;
   readonly body: unknown;
   readonly at: Date;
+  readonly idempotencyKey: string | null;
 }
 
-type Fault = 'unavailable' | 'hang-after-performing';
+export interface VendorRequest {
+  readonly route: string;
+  readonly idempotencyKey: string | null;
+  /** What the vendor did with it. */
+  readonly handling: 'performed' | 'replayed' | 'unavailable' | 'conflict' | 'in-flight';
+}
+
+/** `slow` waits a second before performing, so a concurrent repeat meets the request in flight. */
+type Fault = 'unavailable' | 'hang-after-performing' | 'slow';
+
+interface KeyedResponse {
+  readonly route: string;
+  readonly body: string;
+  response: { status: number; body: unknown } | null;
+}
 
 export class FakeVendor extends EventEmitter<{ performed: [VendorAction]; request: [string] }> {
   /** Every request received, per route, whatever became of it. */
   readonly requests = new Map<string, number>();
   /** Actions actually performed: a charge made, a call placed. */
   readonly actions: VendorAction[] = [];
+  /** Every request, in arrival order, with what became of it. */
+  readonly log: VendorRequest[] = [];
+  private readonly byKey = new Map<string, KeyedResponse>();
   private readonly faults = new Map<string, Fault[]>();
   private readonly hanging = new Set<ServerResponse>();
   private server: Server | undefined;
@@ -75,27 +97,56 @@ export class FakeVendor extends EventEmitter<{ performed: [VendorAction]; reques
     const route = `${req.method} ${req.url}`;
     this.requests.set(route, this.requestsTo(route) + 1);
     this.emit('request', route);
-    const body = await readJson(req);
+    const text = await readText(req);
+    const idempotencyKey = headerValue(req.headers['idempotency-key']);
+    const logAs = (handling: VendorRequest['handling']) => this.log.push({ route, idempotencyKey, handling });
+
+    const keyed = idempotencyKey ? this.byKey.get(idempotencyKey) : undefined;
+    if (keyed) {
+      if (keyed.route !== route || keyed.body !== text) {
+        logAs('conflict');
+        return reply(res, 422, { error: 'Keys for idempotent requests can only be used with the same parameters.' });
+      }
+      if (!keyed.response) {
+        logAs('in-flight');
+        return reply(res, 409, { error: 'A request with this idempotency key is still being processed.' });
+      }
+      logAs('replayed');
+      return reply(res, keyed.response.status, keyed.response.body, { 'idempotent-replayed': 'true' });
+    }
+
     const fault = this.faults.get(route)?.shift();
-    if (fault === 'unavailable') return reply(res, 503, { error: 'temporarily unavailable; nothing was done' });
-    const action: VendorAction = { route, id: `act_${this.nextId++}`, body, at: new Date() };
+    if (fault === 'unavailable') {
+      logAs('unavailable');
+      return reply(res, 503, { error: 'temporarily unavailable; nothing was done' });
+    }
+    const entry: KeyedResponse = { route, body: text, response: null };
+    if (idempotencyKey) this.byKey.set(idempotencyKey, entry);
+    if (fault === 'slow') await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const action: VendorAction = { route, id: `act_${this.nextId++}`, body: text ? JSON.parse(text) : null, at: new Date(), idempotencyKey };
     this.actions.push(action);
+    logAs('performed');
+    // Stored as soon as it is done, like Stripe: a repeat gets it even if this response never arrives.
+    entry.response = { status: 200, body: { id: action.id, status: 'done' } };
     this.emit('performed', action);
     if (fault === 'hang-after-performing') {
       this.hanging.add(res); // the action happened; the caller never hears back
       return;
     }
-    reply(res, 200, { id: action.id, status: 'done' });
+    reply(res, entry.response.status, entry.response.body);
   }
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString('utf8');
-  return text ? JSON.parse(text) : null;
+function headerValue(value: string | string[] | undefined): string | null {
+  return (Array.isArray(value) ? value[0] : value) ?? null;
 }
 
-function reply(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+async function readText(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function reply(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
 }

@@ -4,7 +4,8 @@
  * each one at-most-once.
  */
 import { Context } from '@temporalio/activity';
-import { OutcomeUnknownError } from '../src/index.js';
+import { ApplicationFailure } from '@temporalio/common';
+import { OutcomeUnknownError, idempotencyHeaders } from '../src/index.js';
 
 export interface ChargeRequest {
   readonly orderId: string;
@@ -46,7 +47,8 @@ async function postToVendor(baseUrl: string, path: string, body: unknown, timeou
   try {
     response = await fetch(new URL(path, baseUrl), {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      // Pass the key explicitly: an SDK that invents a random key per request dedups only its own retries.
+      headers: { 'content-type': 'application/json', ...idempotencyHeaders() },
       body: JSON.stringify(body),
       // Abort on our own timeout, or when Temporal cancels the activity (worker shutdown, workflow cancel).
       signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), Context.current().cancellationSignal]),
@@ -60,7 +62,13 @@ async function postToVendor(baseUrl: string, path: string, body: unknown, timeou
     // This vendor documents 5xx as "nothing was done": safe to retry.
     throw new Error(`Vendor answered ${response.status} for ${path}: ${await response.text()}`);
   }
-  if (!response.ok) throw new Error(`Vendor rejected ${path} with ${response.status}: ${await response.text()}`);
+  if (response.status === 409) {
+    // Our own earlier request with this key is still being processed: nothing new happened; retry later.
+    throw new Error(`Vendor is still processing an earlier request for ${path} with this key.`);
+  }
+  if (!response.ok) {
+    throw ApplicationFailure.nonRetryable(`Vendor rejected ${path} with ${response.status}: ${await response.text()}`, 'VendorRejected');
+  }
   return (await response.json()) as VendorReceipt;
 }
 

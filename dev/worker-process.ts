@@ -26,6 +26,8 @@ export interface ExampleWorkerOptions {
   readonly workflowBundlePath?: string;
   /** The interceptor's `leaseMs`; short in tests and the demo, so a dead owner is recognised quickly. */
   readonly leaseMs?: number;
+  /** Activity types declared `vendorDedup`. */
+  readonly vendorDedup?: readonly string[];
 }
 
 export async function spawnExampleWorker(options: ExampleWorkerOptions): Promise<WorkerProcess> {
@@ -40,6 +42,7 @@ export async function spawnExampleWorker(options: ExampleWorkerOptions): Promise
       ...(options.schema ? { IDEMPOTENCY_SCHEMA: options.schema } : {}),
       ...(options.workflowBundlePath ? { WORKFLOW_BUNDLE: options.workflowBundlePath } : {}),
       ...(options.leaseMs ? { IDEMPOTENCY_LEASE_MS: String(options.leaseMs) } : {}),
+      ...(options.vendorDedup ? { VENDOR_DEDUP: options.vendorDedup.join(',') } : {}),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

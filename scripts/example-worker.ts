@@ -5,6 +5,7 @@
  *
  * Environment: TEMPORAL_ADDRESS, DATABASE_URL, TASK_QUEUE, VENDOR_URL,
  * optional TEMPORAL_NAMESPACE, IDEMPOTENCY_SCHEMA, IDEMPOTENCY_LEASE_MS,
+ * VENDOR_DEDUP (comma-separated activity types whose vendor dedups on the key),
  * WORKFLOW_BUNDLE (prebuilt workflow code, to skip bundling), ACTIVITIES_ONLY=1.
  */
 import { fileURLToPath } from 'node:url';
@@ -42,6 +43,14 @@ const worker = await Worker.create({
   interceptors: {
     activity: idempotencyInterceptors({
       store: new PostgresClaimStore({ pool, schema: process.env['IDEMPOTENCY_SCHEMA'] }),
+      // Append every call that goes out to the ledger, inside the idempotency check.
+      audit: true,
+      activities: Object.fromEntries(
+        (process.env['VENDOR_DEDUP'] ?? '')
+          .split(',')
+          .filter(Boolean)
+          .map((activityType) => [activityType, { vendorDedup: true }]),
+      ),
       ...(process.env['IDEMPOTENCY_LEASE_MS'] ? { leaseMs: Number(process.env['IDEMPOTENCY_LEASE_MS']) } : {}),
     }),
   },

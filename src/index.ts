@@ -15,26 +15,34 @@ export {
 export type { IdempotencyFailureType } from './failure-types.js';
 export { idempotencyInterceptors } from './worker/interceptors.js';
 export { IdempotentActivityInbound } from './worker/interceptor.js';
+export { AuditedActivityInbound, auditLedgerInterceptors } from './worker/audit-interceptor.js';
+export { IdempotencyContextError, idempotencyHeaders, idempotencyKey } from './worker/current-call.js';
 export { IdempotencyConfigError, OutcomeUnknownError } from './worker/errors.js';
 export type { ActivityIdempotencyOptions, IdempotencyOptions } from './worker/options.js';
 export type { RefusalDetails } from './worker/refusals.js';
 export {
   DEFAULT_SCHEMA,
   InvalidIdentifierError,
+  PostgresAuditLedger,
   PostgresClaimStore,
   SchemaNotMigratedError,
   SchemaTooNewError,
   migrate,
 } from './store/index.js';
 export type {
+  AuditLedger,
   BeginResult,
   Claim,
   ClaimRequest,
   ClaimState,
   ClaimStore,
+  ClaimWatch,
+  HeldClaim,
+  LedgerCall,
+  LedgerOutcome,
   MigrateOptions,
   MigrateReport,
   PostgresClaimStoreOptions,
 } from './store/index.js';
-export { InvalidKeyInputError, KEY_FORMAT_VERSION, SCOPES } from './key/index.js';
+export { InvalidKeyInputError, KEY_FORMAT_VERSION, SCOPES, keyToUuid } from './key/index.js';
 export type { Scope } from './key/index.js';

@@ -2,6 +2,7 @@
  * What the interceptor needs from a claim store, independent of Postgres.
  */
 import type { Payload } from '@temporalio/common';
+import type { AuditLedger } from './audit-ledger.js';
 
 export type ClaimState = 'claimed' | 'completed' | 'unknown';
 
@@ -73,4 +74,11 @@ export interface ClaimStore {
   release(key: string, token: string): Promise<boolean>;
   /** Marks the caller's own claim as having an unknown outcome; later attempts refuse. */
   markUnknown(key: string, token: string, note: string): Promise<boolean>;
+  /**
+   * Takes over an orphaned claim (outcome `unknown`, or `claimed` by a dead owner) for `request`,
+   * with a new token, to re-run an action the vendor dedups. Null when someone else changed it first.
+   */
+  takeOver(orphan: Claim, request: ClaimRequest, leaseMs: number): Promise<Claim | null>;
+  /** The audit ledger kept beside the claims, when this store has one. */
+  auditLedger?(): AuditLedger;
 }

@@ -5,3 +5,5 @@ export { DEFAULT_SCHEMA, SchemaTooNewError, migrate } from './migrate.js';
 export type { MigrateOptions, MigrateReport } from './migrate.js';
 export { PostgresClaimStore, SchemaNotMigratedError } from './postgres-claim-store.js';
 export type { PostgresClaimStoreOptions } from './postgres-claim-store.js';
+export type { AuditLedger, LedgerCall, LedgerOutcome } from './audit-ledger.js';
+export { PostgresAuditLedger } from './postgres-audit-ledger.js';

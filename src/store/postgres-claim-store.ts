@@ -7,6 +7,8 @@ import type pg from 'pg';
 import type { Payload } from '@temporalio/common';
 import type { BeginResult, Claim, ClaimRequest, ClaimState, ClaimStore, ClaimWatch, HeldClaim } from './claim-store.js';
 import { ClaimListener } from './claim-listener.js';
+import type { AuditLedger } from './audit-ledger.js';
+import { PostgresAuditLedger } from './postgres-audit-ledger.js';
 import { quoteIdentifier } from './identifiers.js';
 import { DEFAULT_SCHEMA, SchemaTooNewError, readVersion } from './migrate.js';
 import { LATEST_MIGRATION } from './migrations/index.js';
@@ -65,6 +67,7 @@ export class PostgresClaimStore implements ClaimStore {
   private readonly channel: string;
   private readonly listener: ClaimListener;
   private schemaChecked: Promise<void> | undefined;
+  private ledger: PostgresAuditLedger | undefined;
 
   constructor(options: PostgresClaimStoreOptions) {
     if (options?.pool == null || typeof options.pool.query !== 'function') {
@@ -131,6 +134,24 @@ WHERE key = $1 AND token = $2 AND state = 'claimed'
 RETURNING key, awaited`,
       [key, token, this.channel, note],
     );
+  }
+
+  async takeOver(orphan: Claim, request: ClaimRequest, leaseMs: number): Promise<Claim | null> {
+    const { rows } = await this.pool.query<ClaimRow>(
+      `
+UPDATE ${this.table}
+SET token = $3, state = 'claimed', attempt = $4, claimed_by = $5, claimed_at = now(),
+  lease_expires_at = now() + $6 * interval '1 millisecond', finished_at = NULL, outcome_note = NULL
+WHERE key = $1 AND token = $2
+  AND (state = 'unknown' OR (state = 'claimed' AND coalesce(lease_expires_at <= now(), true)))
+RETURNING *, true AS owner_alive`,
+      [orphan.key, orphan.token, randomUUID(), request.attempt, request.claimedBy, leaseMs],
+    );
+    return rows[0] ? toClaim(rows[0]) : null;
+  }
+
+  auditLedger(): AuditLedger {
+    return (this.ledger ??= new PostgresAuditLedger(this.pool, this.schema));
   }
 
   async renewLeases(claims: readonly HeldClaim[], leaseMs: number): Promise<number> {

@@ -10,14 +10,21 @@ import { InvalidKeyInputError } from '../key/index.js';
 import type { BeginResult, Claim, ClaimRequest } from '../store/index.js';
 import { retryFor } from './bounded-retry.js';
 import { claimRequestFor } from './call-identity.js';
+import { enterCall, leaveCall } from './current-call.js';
 import { OutcomeUnknownError } from './errors.js';
 import type { LeaseKeeper } from './lease-keeper.js';
 import type { ResolvedActivitySettings, ResolvedOptions } from './options.js';
 import { claimBusy, invalidKeyInput, keyReuse, orphanedClaim, storeUnavailable } from './refusals.js';
 import type { ResultCodec } from './result-codec.js';
 
-/** The earlier attempt released its claim while we waited: the action did not happen, so we may claim it. */
-const RELEASED = Symbol('released');
+/** What a call that did not win the insert does next. */
+type Step =
+  /** Answer with this value; the activity is not called. */
+  | { readonly kind: 'answer'; readonly value: unknown }
+  /** Run the activity under this claim (taken over from a dead owner, for a vendor that dedups). */
+  | { readonly kind: 'run'; readonly claim: Claim }
+  /** The claim changed hands (released while we waited): try to claim the key again. */
+  | { readonly kind: 'retry' };
 
 /** Stop waiting this long before Temporal's start-to-close timeout, so our answer still counts. */
 const ATTEMPT_DEADLINE_MARGIN_MS = 1_000;
@@ -39,9 +46,9 @@ export class IdempotentActivityInbound implements ActivityInboundCallsIntercepto
     const request = this.claimRequest(input.args);
     for (;;) {
       const begun = await this.storeCall(request, () => this.options.store.begin(request, this.leases.leaseMs));
-      if (begun.won) return this.runClaimed(begun.claim, input, next);
-      const answer = await this.answerFromClaim(begun.claim, request);
-      if (answer !== RELEASED) return answer;
+      const step: Step = begun.won ? { kind: 'run', claim: begun.claim } : await this.answerFromClaim(begun.claim, request);
+      if (step.kind === 'run') return this.runClaimed(step.claim, input, next);
+      if (step.kind === 'answer') return step.value;
     }
   }
 
@@ -64,7 +71,7 @@ export class IdempotentActivityInbound implements ActivityInboundCallsIntercepto
   }
 
   /** Someone claimed this key before: never call again; answer from their outcome, or wait for it. */
-  private async answerFromClaim(claim: Claim, request: ClaimRequest): Promise<unknown> {
+  private async answerFromClaim(claim: Claim, request: ClaimRequest): Promise<Step> {
     if (claim.fingerprint !== request.fingerprint) throw keyReuse(claim, request);
     switch (claim.state) {
       case 'completed':
@@ -72,27 +79,42 @@ export class IdempotentActivityInbound implements ActivityInboundCallsIntercepto
           idempotencyKey: claim.key,
           claimedAttempt: claim.attempt,
         });
-        return this.codec.decode(claim.result!);
+        return { kind: 'answer', value: await this.codec.decode(claim.result!) };
       case 'unknown':
-        throw orphanedClaim(claim, request);
+        return this.orphaned(claim, request);
       case 'claimed':
-        if (!claim.ownerAlive) throw orphanedClaim(claim, request);
-        return this.waitForOwner(claim, request);
+        return claim.ownerAlive ? this.waitForOwner(claim, request) : this.orphaned(claim, request);
     }
+  }
+
+  /**
+   * The call may have gone out and nobody knows its outcome. Refuse, unless the vendor dedups
+   * on our key: then run again with the same key and let the vendor answer with the original.
+   */
+  private async orphaned(claim: Claim, request: ClaimRequest): Promise<Step> {
+    if (!this.settings.vendorDedup) throw orphanedClaim(claim, request);
+    const taken = await this.storeCall(request, () => this.options.store.takeOver(claim, request, this.leases.leaseMs));
+    if (!taken) return { kind: 'retry' };
+    this.context.log.warn('Idempotency: re-running an orphaned call with the same key; the vendor dedups on it', {
+      idempotencyKey: claim.key,
+      orphanedAttempt: claim.attempt,
+      orphanedBy: claim.claimedBy,
+    });
+    return { kind: 'run', claim: taken };
   }
 
   /**
    * An earlier attempt is still running (Temporal timed it out, its worker did not die).
    * Wait for its outcome, heartbeating, bounded by `maxWaitMs` and by this attempt's own time.
    */
-  private async waitForOwner(claim: Claim, request: ClaimRequest): Promise<unknown> {
+  private async waitForOwner(claim: Claim, request: ClaimRequest): Promise<Step> {
     const deadline = this.waitDeadline();
     const watch = await this.storeCall(request, () => this.options.store.watch(claim.key));
     try {
       for (;;) {
         this.context.heartbeat();
         const current = await this.storeCall(request, () => watch.current());
-        if (current === null) return RELEASED;
+        if (current === null) return { kind: 'retry' };
         if (current.state !== 'claimed' || !current.ownerAlive) return this.answerFromClaim(current, request);
         const left = deadline - Date.now();
         if (left <= 0 || this.context.cancellationSignal.aborted) {
@@ -117,6 +139,7 @@ export class IdempotentActivityInbound implements ActivityInboundCallsIntercepto
     next: Next<ActivityInboundCallsInterceptor, 'execute'>,
   ): Promise<unknown> {
     this.leases.hold(claim);
+    enterCall(this.context, claim);
     try {
       let result: unknown;
       try {
@@ -127,6 +150,7 @@ export class IdempotentActivityInbound implements ActivityInboundCallsIntercepto
       await this.record(claim, result);
       return result;
     } finally {
+      leaveCall(this.context);
       this.leases.drop(claim.key);
     }
   }

@@ -4,6 +4,7 @@
  */
 import { Runtime } from '@temporalio/worker';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
+import { auditLedgerInterceptors } from './audit-interceptor.js';
 import { leaseKeeperFor } from './lease-keeper.js';
 import { IdempotentActivityInbound } from './interceptor.js';
 import { resolveOptions } from './options.js';
@@ -24,5 +25,9 @@ export function idempotencyInterceptors(options: IdempotencyOptions): ActivityIn
   const leases = leaseKeeperFor(resolved.store, resolved.leaseMs, (error) =>
     Runtime.instance().logger.warn('Idempotency: renewing claim leases failed; they lapse if this persists', { error }),
   );
-  return [(context) => ({ inbound: new IdempotentActivityInbound(context, resolved, codec, leases) })];
+  const idempotency: ActivityInterceptorsFactory = (context) => ({
+    inbound: new IdempotentActivityInbound(context, resolved, codec, leases),
+  });
+  // Audit inside idempotency: Idempotent(Recording(activity)), so a replay never reaches the ledger.
+  return resolved.auditLedger ? [idempotency, ...auditLedgerInterceptors({ ledger: resolved.auditLedger })] : [idempotency];
 }

@@ -7,7 +7,7 @@ import type { PayloadCodec, PayloadConverter } from '@temporalio/common';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { SCOPES, isScope } from '../key/index.js';
 import type { Scope } from '../key/index.js';
-import type { ClaimStore } from '../store/index.js';
+import type { AuditLedger, ClaimStore } from '../store/index.js';
 import { IdempotencyConfigError } from './errors.js';
 import { defaultWorkerIdentity } from './worker-identity.js';
 
@@ -28,6 +28,12 @@ export interface ActivityIdempotencyOptions {
   readonly key?: (call: { readonly args: readonly unknown[]; readonly info: Info }) => string;
   /** Return true for an error after which the call may or may not have happened. */
   readonly isAmbiguous?: (error: unknown) => boolean;
+  /**
+   * The vendor dedups on the key the activity passes it (`idempotencyKey()`), so on an orphaned
+   * claim the activity may run again with the same key: the vendor answers the repeat with its
+   * original response. Only true when the activity really passes the key. Default false.
+   */
+  readonly vendorDedup?: boolean;
 }
 
 export interface IdempotencyOptions {
@@ -51,6 +57,11 @@ export interface IdempotencyOptions {
   readonly leaseMs?: number;
   /** How long a later attempt waits for a still-running earlier one (also bounded by its own timeout). Default 60 s. */
   readonly maxWaitMs?: number;
+  /**
+   * Keep an append-only ledger of the calls that actually went out: `true` for the store's own
+   * (`PostgresClaimStore` keeps it beside the claims), or an `AuditLedger`. Default off.
+   */
+  readonly audit?: boolean | AuditLedger;
 }
 
 export interface ResolvedActivitySettings {
@@ -58,6 +69,7 @@ export interface ResolvedActivitySettings {
   readonly keyArgs: ((args: readonly unknown[]) => unknown) | undefined;
   readonly key: ActivityIdempotencyOptions['key'];
   readonly isAmbiguous: ((error: unknown) => boolean) | undefined;
+  readonly vendorDedup: boolean;
 }
 
 export interface ResolvedOptions {
@@ -70,13 +82,14 @@ export interface ResolvedOptions {
   readonly maxWaitMs: number;
   /** How often a waiting attempt re-reads the claim when no notification comes. */
   readonly pollMs: number;
+  readonly auditLedger: AuditLedger | undefined;
   settingsFor(activityType: string): ResolvedActivitySettings;
 }
 
 /** Below this, a GC pause or a slow renewal would make a live owner look dead. */
 const MIN_LEASE_MS = 1_000;
 
-const ACTIVITY_OPTION_NAMES = new Set(['scope', 'keyArgs', 'key', 'isAmbiguous']);
+const ACTIVITY_OPTION_NAMES = new Set(['scope', 'keyArgs', 'key', 'isAmbiguous', 'vendorDedup']);
 
 export function resolveOptions(options: IdempotencyOptions): ResolvedOptions {
   if (options == null || typeof options !== 'object') {
@@ -99,6 +112,7 @@ export function resolveOptions(options: IdempotencyOptions): ResolvedOptions {
     keyArgs: undefined,
     key: undefined,
     isAmbiguous: undefined,
+    vendorDedup: false,
   };
   return {
     store: options.store,
@@ -109,6 +123,7 @@ export function resolveOptions(options: IdempotencyOptions): ResolvedOptions {
     leaseMs,
     maxWaitMs: nonNegative('maxWaitMs', options.maxWaitMs ?? 60_000),
     pollMs: Math.min(1_000, leaseMs / 4),
+    auditLedger: resolveAudit(options),
     settingsFor: (activityType) => perActivity.get(activityType) ?? workerDefault,
   };
 }
@@ -135,6 +150,7 @@ function resolveActivity(
     keyArgs: optionalFunction(`${prefix}.keyArgs`, options.keyArgs),
     key: optionalFunction(`${prefix}.key`, options.key),
     isAmbiguous: optionalFunction(`${prefix}.isAmbiguous`, options.isAmbiguous),
+    vendorDedup: optionalBoolean(`${prefix}.vendorDedup`, options.vendorDedup) ?? false,
   };
 }
 
@@ -148,6 +164,28 @@ function validScope(option: string, scope: unknown): Scope {
 function optionalFunction<F>(option: string, value: F | undefined): F | undefined {
   if (value !== undefined && typeof value !== 'function') {
     throw new IdempotencyConfigError(option, `expected a function, got ${typeof value}.`);
+  }
+  return value;
+}
+
+function resolveAudit(options: IdempotencyOptions): AuditLedger | undefined {
+  const { audit } = options;
+  if (audit === undefined || audit === false) return undefined;
+  if (audit === true) {
+    if (!options.store.auditLedger) {
+      throw new IdempotencyConfigError('audit', 'this store keeps no ledger; pass an AuditLedger instead of true.');
+    }
+    return options.store.auditLedger();
+  }
+  if (typeof audit !== 'object' || typeof audit.recordStart !== 'function') {
+    throw new IdempotencyConfigError('audit', 'expected true, false, or an AuditLedger.');
+  }
+  return audit;
+}
+
+function optionalBoolean(option: string, value: unknown): boolean | undefined {
+  if (value !== undefined && typeof value !== 'boolean') {
+    throw new IdempotencyConfigError(option, `expected true or false, got ${JSON.stringify(value)}.`);
   }
   return value;
 }

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { canonicalize, deriveCustomKey, deriveKey, fingerprintArgs, scopeMaterial, sha256Hex } from '../../src/key/index.js';
+import { canonicalize, deriveCustomKey, deriveKey, fingerprintArgs, keyToUuid, scopeMaterial, sha256Hex, uuidV5 } from '../../src/key/index.js';
 import type { KeyInput } from '../../src/key/index.js';
 
 const base: KeyInput = {
@@ -84,5 +84,18 @@ describe('scopes', () => {
     const standalone = { activityId: 'act-7' };
     expect(scopeMaterial('workflow', standalone)).toEqual({ scope: 'standalone', activityId: 'act-7' });
     expect(scopeMaterial('call', standalone)).toEqual({ scope: 'standalone', activityId: 'act-7' });
+  });
+});
+
+describe('the key as a UUID', () => {
+  it('is a standard version 5 UUID (checked against the RFC example)', () => {
+    expect(uuidV5('www.example.com', '6ba7b810-9dad-11d1-80b4-00c04fd430c8')).toBe('2ed6657d-e927-568b-95e1-2665a8aea6a2');
+  });
+
+  it('is the same for the same key and different for different keys', () => {
+    const key = deriveKey(base);
+    expect(keyToUuid(key)).toBe(keyToUuid(key));
+    expect(keyToUuid(key)).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(keyToUuid(key)).not.toBe(keyToUuid(deriveKey({ ...base, activityType: 'other' })));
   });
 });

@@ -10,6 +10,7 @@ import {
 } from '../../src/index.js';
 import type { ClaimRequest } from '../../src/index.js';
 import { defaultPayloadConverter } from '@temporalio/common';
+import { MIGRATIONS } from '../../src/store/migrations/index.js';
 import { useTestSchema } from '../support/schema.js';
 
 const schema = useTestSchema(import.meta.filename);
@@ -191,9 +192,9 @@ describe('migrate', () => {
     const fresh = `t_migrate_race_${randomUUID().slice(0, 8)}`;
     const reports = await Promise.all(Array.from({ length: 8 }, () => migrate(schema.pool, { schema: fresh })));
     try {
-      expect(reports.flatMap((report) => report.applied).sort()).toEqual([1, 2]);
-      const { rows } = await schema.pool.query(`SELECT id FROM "${fresh}".migrations`);
-      expect(rows).toEqual([{ id: 1 }, { id: 2 }]);
+      expect(reports.flatMap((report) => report.applied).sort((a, b) => a - b)).toEqual(MIGRATIONS.map((m) => m.id));
+      const { rows } = await schema.pool.query(`SELECT id FROM "${fresh}".migrations ORDER BY id`);
+      expect(rows).toEqual(MIGRATIONS.map((m) => ({ id: m.id })));
       expect((await migrate(schema.pool, { schema: fresh })).applied).toEqual([]);
     } finally {
       await schema.pool.query(`DROP SCHEMA "${fresh}" CASCADE`);

@@ -189,9 +189,14 @@ describe('an owner that is gone', () => {
       const owner = await spawnExampleWorker(childWorker(taskQueue, proxiedUrl.toString()));
       processes.push(owner);
       vendor.script(CHARGE_ROUTE, 'hang-after-performing');
-      const input: OrderInput = { charge: order(), phone: '+4912345', activityTimeoutMs: 2_000 };
+      const charge = order();
       const charged = vendor.nextAction(CHARGE_ROUTE);
-      const handle = await temporal.client.workflow.start('orderWorkflow', { taskQueue, workflowId: uniqueName('order'), args: [input] });
+      // Many attempts: the cut-off owner keeps polling and fails the ones it gets with IdempotencyStoreUnavailable.
+      const handle = await temporal.client.workflow.start('callActivity', {
+        taskQueue,
+        workflowId: uniqueName('wf'),
+        args: [{ activity: 'chargeCard', args: [charge], startToCloseTimeoutMs: 2_000, maximumAttempts: 100 }],
+      });
       await charged;
       proxy.cut();
 
@@ -201,7 +206,7 @@ describe('an owner that is gone', () => {
       );
       expect(failure.type).toBe(IdempotencyOrphanedClaim);
       expect((failure.details?.[0] as RefusalDetails).claimedBy).toBe(`${hostname()}/${owner.pid}`);
-      expect(chargesFor(input.charge)).toHaveLength(1);
+      expect(chargesFor(charge)).toHaveLength(1);
       expect(await Promise.race([owner.exited.then(() => 'exited'), sleep(100).then(() => 'alive')])).toBe('alive');
     } finally {
       await proxy.stop();

@@ -4,6 +4,7 @@
  */
 import claims from './000001-claims.js';
 import leases from './000002-leases.js';
+import ledger from './000003-ledger.js';
 
 export interface Migration {
   readonly id: number;
@@ -15,6 +16,7 @@ export interface Migration {
 export const MIGRATIONS: readonly Migration[] = [
   { id: 1, name: 'claims', sql: claims },
   { id: 2, name: 'leases', sql: leases },
+  { id: 3, name: 'ledger', sql: ledger },
 ];
 
 export const LATEST_MIGRATION = MIGRATIONS.length;

@@ -1,0 +1,60 @@
+/**
+ * The call the idempotency interceptor let through, keyed by its activity
+ * context: read by the activity (its key, to hand to the vendor) and by the
+ * audit ledger (which must sit inside the idempotency interceptor).
+ */
+import { Context } from '@temporalio/activity';
+import { keyToUuid } from '../key/index.js';
+import type { Claim } from '../store/index.js';
+
+const calls = new WeakMap<Context, Claim>();
+
+export function enterCall(context: Context, claim: Claim): void {
+  calls.set(context, claim);
+}
+
+export function leaveCall(context: Context): void {
+  calls.delete(context);
+}
+
+/** The claim the running call holds, or undefined when no idempotency interceptor let it through. */
+export function claimOf(context: Context): Claim | undefined {
+  return calls.get(context);
+}
+
+/** Raised by the key accessors when called where there is no intercepted activity. */
+export class IdempotencyContextError extends Error {
+  override readonly name = 'IdempotencyContextError';
+}
+
+/**
+ * The idempotency key of the running activity's action, to pass to a vendor that
+ * dedups on it. `format: 'uuid'` gives a deterministic UUID derived from the key.
+ */
+export function idempotencyKey(options: { readonly format?: 'hex' | 'uuid' } = {}): string {
+  const { key } = currentClaim('idempotencyKey()');
+  return options.format === 'uuid' ? keyToUuid(key) : key;
+}
+
+/** `{ 'Idempotency-Key': key }`, the header Stripe and most HTTP APIs dedup on. */
+export function idempotencyHeaders(options: { readonly format?: 'hex' | 'uuid' } = {}): { 'Idempotency-Key': string } {
+  currentClaim('idempotencyHeaders()');
+  return { 'Idempotency-Key': idempotencyKey(options) };
+}
+
+function currentClaim(caller: string): Claim {
+  let context: Context;
+  try {
+    context = Context.current();
+  } catch {
+    throw new IdempotencyContextError(`${caller} was called outside an activity: call it from inside the activity function.`);
+  }
+  const claim = calls.get(context);
+  if (!claim) {
+    throw new IdempotencyContextError(
+      `${caller} was called in activity ${context.info.activityType}, which no idempotency interceptor guards: ` +
+        `register idempotencyInterceptors({ store }) first in the worker's interceptors.activity.`,
+    );
+  }
+  return claim;
+}
