@@ -1,0 +1,51 @@
+/** The example vendor honours Idempotency-Key the way Stripe documents it. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeVendor } from '../../activities/fake-vendor.js';
+import { CHARGE_ROUTE } from '../../activities/index.js';
+
+const vendor = new FakeVendor();
+beforeAll(() => vendor.start());
+afterAll(() => vendor.stop());
+
+function charge(key: string | null, body: object) {
+  return fetch(`${vendor.url}/v1/charges`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(key ? { 'Idempotency-Key': key } : {}) },
+    body: JSON.stringify(body),
+  });
+}
+
+describe('the example vendor', () => {
+  it('answers a repeat with the same key and body with the stored response, performing nothing new', async () => {
+    const first = await charge('k-same', { amount: 10 });
+    const again = await charge('k-same', { amount: 10 });
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(await again.json()).toEqual(await first.json());
+    expect(vendor.actions.filter((a) => a.idempotencyKey === 'k-same')).toHaveLength(1);
+  });
+
+  it('rejects the same key with a different body with 422', async () => {
+    await charge('k-other', { amount: 10 });
+    const conflicting = await charge('k-other', { amount: 99 });
+    expect(conflicting.status).toBe(422);
+    expect(vendor.actions.filter((a) => a.idempotencyKey === 'k-other')).toHaveLength(1);
+  });
+
+  it('answers 409 to a repeat that arrives while the first is still being processed', async () => {
+    vendor.script(CHARGE_ROUTE, 'slow');
+    const first = charge('k-slow', { amount: 10 });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const concurrent = await charge('k-slow', { amount: 10 });
+    expect(concurrent.status).toBe(409);
+    expect((await first).status).toBe(200);
+    expect(vendor.actions.filter((a) => a.idempotencyKey === 'k-slow')).toHaveLength(1);
+  });
+
+  it('performs every request without a key: an SDK that invents a new key each time gets no dedup', async () => {
+    const before = vendor.actions.length;
+    await charge(null, { amount: 10 });
+    await charge(null, { amount: 10 });
+    expect(vendor.actions.length - before).toBe(2);
+  });
+});
