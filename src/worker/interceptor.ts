@@ -157,12 +157,16 @@ export class IdempotentActivityInbound implements ActivityInboundCallsIntercepto
 
   /**
    * A thrown error means "did not happen": release, and let Temporal's retry policy decide.
-   * Except async completion (the outcome arrives later), and errors after which the call may
+   * Except async completion (the outcome arrives later, elsewhere), and errors after which the call may
    * have happened: marked ambiguous, or thrown because the activity was cancelled mid-flight
    * (worker shutdown, timeout, workflow cancellation). Returns the error to throw.
    */
   private async settleFailure(claim: Claim, error: unknown): Promise<unknown> {
-    if (error instanceof CompleteAsyncError) return error;
+    if (error instanceof CompleteAsyncError) {
+      // The outcome goes to Temporal through the client, never here: later attempts must refuse at once.
+      await this.markUnknown(claim, 'the activity completes asynchronously; its outcome went to Temporal, not to this store', error);
+      return error;
+    }
     if (this.context.cancellationSignal.aborted) {
       return this.markUnknown(claim, `cancelled while running (${cancelReason(this.context)}): ${errorText(error)}`, error);
     }
