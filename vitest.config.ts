@@ -4,7 +4,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
-    setupFiles: ['test/support/quiet-runtime.ts'],
+    setupFiles: ['test/support/runtime.ts'],
     // Real servers and real worker processes: generous, but a hang still ends.
     testTimeout: 120_000,
     hookTimeout: 180_000,

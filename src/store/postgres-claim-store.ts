@@ -57,6 +57,11 @@ export class SchemaNotMigratedError extends Error {
 }
 
 const UNDEFINED_TABLE = '42P01';
+
+/** The NOTIFY channel that announces outcomes in a schema, truncated like any Postgres identifier. */
+export function outcomeChannel(schema: string): string {
+  return `temporal_idempotency_${schema}`.slice(0, 63);
+}
 const BEGIN_ATTEMPTS = 3;
 
 export class PostgresClaimStore implements ClaimStore {
@@ -76,7 +81,7 @@ export class PostgresClaimStore implements ClaimStore {
     this.pool = options.pool;
     this.schema = options.schema ?? DEFAULT_SCHEMA;
     this.table = `${quoteIdentifier('schema', this.schema)}.claims`;
-    this.channel = `temporal_idempotency_${this.schema}`.slice(0, 63);
+    this.channel = outcomeChannel(this.schema);
     this.listener = new ClaimListener(this.pool, this.channel);
   }
 

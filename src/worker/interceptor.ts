@@ -3,7 +3,7 @@
  * activity once; answer every repeat from the claim instead of calling again.
  */
 import type { Context } from '@temporalio/activity';
-import { CompleteAsyncError } from '@temporalio/common';
+import { ApplicationFailure, CompleteAsyncError } from '@temporalio/common';
 import type { Payload } from '@temporalio/common';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
 import { InvalidKeyInputError } from '../key/index.js';
@@ -12,6 +12,8 @@ import { retryFor } from './bounded-retry.js';
 import { claimRequestFor } from './call-identity.js';
 import { enterCall, leaveCall } from './current-call.js';
 import { OutcomeUnknownError } from './errors.js';
+import { IdempotencyMetrics } from './metrics.js';
+import { IDEMPOTENCY_FAILURE_TYPES } from '../failure-types.js';
 import type { LeaseKeeper } from './lease-keeper.js';
 import type { ResolvedActivitySettings, ResolvedOptions } from './options.js';
 import { claimBusy, invalidKeyInput, keyReuse, orphanedClaim, storeUnavailable } from './refusals.js';
@@ -32,6 +34,7 @@ const ATTEMPT_DEADLINE_MARGIN_MS = 1_000;
 export class IdempotentActivityInbound implements ActivityInboundCallsInterceptor {
   private readonly settings: ResolvedActivitySettings;
   private readonly startedAt = Date.now();
+  private readonly metrics: IdempotencyMetrics;
 
   constructor(
     private readonly context: Context,
@@ -40,15 +43,36 @@ export class IdempotentActivityInbound implements ActivityInboundCallsIntercepto
     private readonly leases: LeaseKeeper,
   ) {
     this.settings = options.settingsFor(context.info.activityType);
+    this.metrics = new IdempotencyMetrics(context.metricMeter);
   }
 
   async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
+    try {
+      return await this.claimAndRun(input, next);
+    } catch (error) {
+      if (error instanceof ApplicationFailure && isIdempotencyFailure(error.type)) {
+        this.metrics.refused(error.type);
+        this.context.log.warn(`Idempotency: ${error.type}`, { idempotencyKey: keyIn(error), message: error.message });
+      }
+      throw error;
+    }
+  }
+
+  private async claimAndRun(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
     const request = this.claimRequest(input.args);
     for (;;) {
+      const claimStarted = performance.now();
       const begun = await this.storeCall(request, () => this.options.store.begin(request, this.leases.leaseMs));
+      this.metrics.claimLatency(performance.now() - claimStarted);
       const step: Step = begun.won ? { kind: 'run', claim: begun.claim } : await this.answerFromClaim(begun.claim, request);
-      if (step.kind === 'run') return this.runClaimed(step.claim, input, next);
-      if (step.kind === 'answer') return step.value;
+      if (step.kind === 'run') {
+        this.metrics.claimed();
+        return this.runClaimed(step.claim, input, next);
+      }
+      if (step.kind === 'answer') {
+        this.metrics.replayed();
+        return step.value;
+      }
     }
   }
 
@@ -109,6 +133,12 @@ export class IdempotentActivityInbound implements ActivityInboundCallsIntercepto
    */
   private async waitForOwner(claim: Claim, request: ClaimRequest): Promise<Step> {
     const deadline = this.waitDeadline();
+    this.metrics.waited();
+    this.context.log.info('Idempotency: an earlier attempt still runs; waiting for its outcome', {
+      idempotencyKey: claim.key,
+      ownerAttempt: claim.attempt,
+      owner: claim.claimedBy,
+    });
     const watch = await this.storeCall(request, () => this.options.store.watch(claim.key));
     try {
       for (;;) {
@@ -222,4 +252,13 @@ function cancelReason(context: Context): string {
 
 function errorText(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+function isIdempotencyFailure(type: string | undefined | null): type is string {
+  return (IDEMPOTENCY_FAILURE_TYPES as readonly (string | undefined | null)[]).includes(type);
+}
+
+function keyIn(failure: ApplicationFailure): string | undefined {
+  const details = failure.details?.[0] as { key?: unknown } | undefined;
+  return typeof details?.key === 'string' ? details.key : undefined;
 }

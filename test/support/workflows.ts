@@ -1,5 +1,6 @@
 /** Workflows the tests run: the example's, plus small ones that call any activity. */
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { resumable } from '../../src/workflow/index.js';
 
 export { orderWorkflow } from '../../workflows/index.js';
 
@@ -57,4 +58,9 @@ export async function fanOut(input: { activity: string; count: number; startToCl
   const activity = activities[input.activity];
   if (!activity) throw new Error(`no activity ${input.activity}`);
   return Promise.all(Array.from({ length: input.count }, (_, index) => activity(index)));
+}
+
+/** `callActivity`, but a refusal as orphaned waits for an operator's decision instead of failing. */
+export async function resumableCallActivity(input: CallActivityInput): Promise<unknown[]> {
+  return resumable(() => callActivity(input));
 }

@@ -1,0 +1,25 @@
+/** Errors the CLI turns into a message and a documented exit code. */
+
+export const EXIT = {
+  ok: 0,
+  /** Anything unexpected. */
+  failure: 1,
+  /** Bad usage or bad input: unknown command or flag, invalid JSON, invalid duration. */
+  usage: 2,
+  /** The key has no claim. */
+  notFound: 3,
+  /** The claim's state does not allow it (resolving a completed key, releasing a call that may be in flight). */
+  conflict: 4,
+  /** The database could not be reached. */
+  unavailable: 5,
+} as const;
+
+export class CliError extends Error {
+  override readonly name = 'CliError';
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+  }
+}

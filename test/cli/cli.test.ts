@@ -1,0 +1,194 @@
+/**
+ * The operator's CLI against real Postgres: each command, and each bad input
+ * ending in a clear error, the documented exit code, and no change.
+ */
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { ClaimRequest } from '../../src/index.js';
+import { EXIT } from '../../src/cli/errors.js';
+import { useTestSchema } from '../support/schema.js';
+import { runCli } from '../support/cli.js';
+
+const schema = useTestSchema(import.meta.filename);
+const cli = (...args: string[]) => runCli([...args, '--schema', schema.name, '--no-signal']);
+
+function request(overrides: Partial<ClaimRequest> = {}): ClaimRequest {
+  return {
+    key: randomUUID().replace(/-/g, ''),
+    fingerprint: 'fp',
+    namespace: 'default',
+    activityType: 'chargeCard',
+    workflowId: `wf-${randomUUID()}`,
+    runId: 'run-1',
+    activityId: '1',
+    attempt: 1,
+    claimedBy: 'host-a/100',
+    ...overrides,
+  };
+}
+
+/** Seeds one claim in each state a person meets. */
+async function seed() {
+  const live = await schema.store.begin(request({ activityType: 'placeCall' }), 60_000);
+  const dead = await schema.store.begin(request({ activityType: 'sendSms' }), 1_000);
+  const unknown = await schema.store.begin(request(), 60_000);
+  await schema.store.markUnknown(unknown.claim.key, unknown.claim.token, 'timeout after send');
+  const done = await schema.store.begin(request(), 60_000);
+  await schema.store.complete(done.claim.key, done.claim.token, defaultPayloadConverter.toPayload({ id: 'ch_9' }));
+  await schema.pool.query(`UPDATE "${schema.name}".claims SET lease_expires_at = now() - interval '1 second' WHERE key = $1`, [dead.claim.key]);
+  return { live: live.claim.key, dead: dead.claim.key, unknown: unknown.claim.key, done: done.claim.key };
+}
+
+async function stateOf(key: string): Promise<string | null> {
+  return (await schema.store.get(key))?.state ?? null;
+}
+
+describe('temporal-idempotency CLI', () => {
+  it('migrate applies nothing on a current schema, and says so', async () => {
+    const run = await cli('migrate', '--json');
+    expect(run.code).toBe(EXIT.ok);
+    expect(JSON.parse(run.stdout)).toMatchObject({ schema: schema.name, applied: 'none (already current)' });
+  });
+
+  it('list shows claims without an outcome first, and filters by state, workflow, activity and age', async () => {
+    const keys = await seed();
+    const all = JSON.parse((await cli('list', '--json', '--limit', '1000')).stdout) as Array<{ key: string; state: string }>;
+    const ours = all.filter((row) => Object.values(keys).includes(row.key));
+    expect(ours.map((row) => row.state).slice(-1)).toEqual(['completed']);
+    const firstCompleted = all.findIndex((row) => row.state === 'completed');
+    expect(all.slice(firstCompleted).every((row) => row.state === 'completed')).toBe(true);
+
+    const unknown = JSON.parse((await cli('list', '--state', 'unknown', '--json')).stdout) as Array<{ key: string }>;
+    expect(unknown.map((row) => row.key)).toContain(keys.unknown);
+    expect(unknown.map((row) => row.key)).not.toContain(keys.done);
+    const byActivity = JSON.parse((await cli('list', '--activity', 'sendSms', '--json')).stdout) as Array<{ key: string }>;
+    expect(byActivity.map((row) => row.key)).toContain(keys.dead);
+    const old = JSON.parse((await cli('list', '--older-than', '1h', '--json')).stdout) as unknown[];
+    expect(old).toEqual([]);
+
+    const table = await cli('list', '--state', 'open');
+    expect(table.stdout.split('\n')[0]).toMatch(/^key\s+state\s+activity_type\s+workflow_id/);
+    expect(table.stdout).toContain(keys.live);
+  });
+
+  it('show prints one claim with its decoded result', async () => {
+    const { done } = await seed();
+    const run = await cli('show', done, '--json');
+    expect(run.code).toBe(EXIT.ok);
+    expect(JSON.parse(run.stdout)).toMatchObject({ key: done, state: 'completed', result: { id: 'ch_9' } });
+  });
+
+  it('resolve records the given result for an orphaned claim, so later attempts return it', async () => {
+    const { dead, unknown } = await seed();
+    for (const key of [dead, unknown]) {
+      const run = await cli('resolve', key, '--result', '{"id":"ch_manual"}', '--json');
+      expect(run.code).toBe(EXIT.ok);
+      expect(JSON.parse(run.stdout)).toMatchObject({ key, state: 'completed', result: { id: 'ch_manual' } });
+      const claim = await schema.store.get(key);
+      expect(defaultPayloadConverter.fromPayload(claim!.result!)).toEqual({ id: 'ch_manual' });
+      expect(claim!.outcomeNote).toMatch(/resolved by an operator/);
+    }
+  });
+
+  it('release deletes an orphaned claim, so the next attempt runs for real', async () => {
+    const { dead } = await seed();
+    const run = await cli('release', dead);
+    expect(run.code).toBe(EXIT.ok);
+    expect(await stateOf(dead)).toBeNull();
+  });
+
+  it('prune deletes old completed claims only, never one without an outcome', async () => {
+    const keys = await seed();
+    await schema.pool.query(`UPDATE "${schema.name}".claims SET finished_at = now() - interval '10 days', claimed_at = now() - interval '10 days' WHERE key = ANY($1)`, [
+      [keys.done, keys.unknown],
+    ]);
+    const dry = await cli('prune', '--older-than', '7d', '--dry-run', '--json');
+    expect(JSON.parse(dry.stdout).would_prune).toBeGreaterThanOrEqual(1);
+    expect(await stateOf(keys.done)).toBe('completed');
+    const run = await cli('prune', '--older-than', '7d', '--json');
+    expect(run.code).toBe(EXIT.ok);
+    expect(await stateOf(keys.done)).toBeNull();
+    expect(await stateOf(keys.unknown)).toBe('unknown');
+    expect(await stateOf(keys.live)).toBe('claimed');
+  });
+
+  it('ledger lists the calls that went out, newest first', async () => {
+    const callId = randomUUID();
+    const call = { callId, key: 'k-ledger', activityType: 'chargeCard', workflowId: 'wf-l', runId: 'r', activityId: '1', attempt: 1, worker: 'w/1' };
+    await schema.store.auditLedger().recordStart(call);
+    await schema.store.auditLedger().recordFinish(call, 'completed', null);
+    const run = await cli('ledger', '--key', 'k-ledger', '--json');
+    expect(run.code).toBe(EXIT.ok);
+    expect(JSON.parse(run.stdout)).toEqual([expect.objectContaining({ key: 'k-ledger', outcome: 'completed', worker: 'w/1' })]);
+  });
+
+  describe('bad input gets a clear error, its exit code, and changes nothing', () => {
+    it.each([
+      ['an unknown key', ['show', 'no-such-key'], EXIT.notFound, /No claim for key no-such-key/],
+      ['resolve of an unknown key', ['resolve', 'no-such-key', '--result', '{}'], EXIT.notFound, /No claim/],
+      ['release of an unknown key', ['release', 'no-such-key'], EXIT.notFound, /No claim/],
+      ['an unknown command', ['frobnicate'], EXIT.usage, /Unknown command "frobnicate"/],
+      ['an unknown flag', ['list', '--colour'], EXIT.usage, /Unknown option '--colour'/],
+      ['a bad duration', ['prune', '--older-than', 'soon'], EXIT.usage, /--older-than "soon" is not a duration/],
+      ['prune without --older-than', ['prune'], EXIT.usage, /prune needs --older-than/],
+      ['a bad state filter', ['list', '--state', 'done'], EXIT.usage, /--state "done" is not one of/],
+      ['a bad limit', ['list', '--limit', '0'], EXIT.usage, /--limit "0" is not a positive integer/],
+      ['resolve without a key', ['resolve'], EXIT.usage, /resolve needs a KEY/],
+    ])('%s', async (_, args, code, message) => {
+      const run = await cli(...args);
+      expect(run.code).toBe(code);
+      expect(run.stderr).toMatch(message);
+    });
+
+    it('invalid JSON for resolve', async () => {
+      const { dead } = await seed();
+      const run = await cli('resolve', dead, '--result', '{id: ch_1}');
+      expect(run.code).toBe(EXIT.usage);
+      expect(run.stderr).toMatch(/--result is not valid JSON .*nothing was changed/);
+      expect(await stateOf(dead)).toBe('claimed');
+    });
+
+    it('resolve without --result', async () => {
+      const { dead } = await seed();
+      const run = await cli('resolve', dead);
+      expect(run.code).toBe(EXIT.usage);
+      expect(await stateOf(dead)).toBe('claimed');
+    });
+
+    it('resolving or releasing a completed key', async () => {
+      const { done } = await seed();
+      for (const args of [['resolve', done, '--result', '{"id":"other"}'], ['release', done]]) {
+        const run = await cli(...args);
+        expect(run.code).toBe(EXIT.conflict);
+        expect(run.stderr).toMatch(/already completed/);
+      }
+      const claim = await schema.store.get(done);
+      expect(defaultPayloadConverter.fromPayload(claim!.result!)).toEqual({ id: 'ch_9' });
+    });
+
+    it('releasing or resolving a key whose call may be in flight, without --force', async () => {
+      const { live } = await seed();
+      for (const args of [['release', live], ['resolve', live, '--result', '1']]) {
+        const run = await cli(...args);
+        expect(run.code).toBe(EXIT.conflict);
+        expect(run.stderr).toMatch(/its call may be in flight right now.*--force/);
+        expect(await stateOf(live)).toBe('claimed');
+      }
+      expect((await cli('release', live, '--force')).code).toBe(EXIT.ok);
+      expect(await stateOf(live)).toBeNull();
+    });
+
+    it('a hostile schema name, refused before any SQL is sent', async () => {
+      const run = await runCli(['list', '--schema', 'x"; DROP TABLE y; --']);
+      expect(run.code).toBe(EXIT.usage);
+      expect(run.stderr).toMatch(/Invalid schema "x\\"; DROP TABLE y; --"/);
+    });
+
+    it('a database that cannot be reached', async () => {
+      const run = await runCli(['list', '--schema', schema.name], { DATABASE_URL: 'postgres://nobody:x@127.0.0.1:1/nowhere' });
+      expect(run.code).toBe(EXIT.unavailable);
+      expect(run.stderr).toMatch(/Cannot reach the database/);
+    });
+  });
+});
