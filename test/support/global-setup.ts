@@ -17,6 +17,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     databaseUrl: string;
     temporalAddress: string;
+    /** The dev server's Web UI, or null when the tests use a TEMPORAL_ADDRESS without TEMPORAL_UI_URL. */
+    temporalUiUrl: string | null;
     workflowBundlePath: string;
   }
 }
@@ -30,7 +32,7 @@ export async function setup(project: TestProject): Promise<void> {
   await mkdir(outputDir, { recursive: true });
   const [pg, server, bundle] = await Promise.all([
     startPostgres(),
-    startTemporal({ log }),
+    startTemporal({ ui: true, log }),
     bundleWorkflowCode({
       workflowsPath: fileURLToPath(new URL('./workflows.ts', import.meta.url)),
       logger: new DefaultLogger('WARN'),
@@ -43,6 +45,7 @@ export async function setup(project: TestProject): Promise<void> {
   log(`Postgres ${postgres.embedded ? '(embedded)' : '(DATABASE_URL)'}, Temporal at ${temporal.address}`);
   project.provide('databaseUrl', postgres.connectionString);
   project.provide('temporalAddress', temporal.address);
+  project.provide('temporalUiUrl', temporal.uiUrl);
   project.provide('workflowBundlePath', workflowBundlePath);
 }
 
