@@ -89,7 +89,7 @@ export class PostgresClaimStore implements ClaimStore {
     await this.checkSchemaOnce();
     // A claim can be released between our failed insert and our read; then we simply try again.
     for (let attempt = 1; attempt <= BEGIN_ATTEMPTS; attempt++) {
-      const inserted = await this.insertClaim(request, leaseMs);
+      const inserted = await this.insertOrUndo(request, leaseMs);
       if (inserted) return { won: true, claim: inserted };
       // A separate statement, not a CTE: only a new snapshot sees a row a concurrent caller just committed.
       const existing = await this.get(request.key);
@@ -228,7 +228,23 @@ RETURNING *, coalesce(lease_expires_at > now(), false) AS owner_alive`,
     return rows[0] ? toClaim(rows[0]) : null;
   }
 
-  private async insertClaim(request: ClaimRequest, leaseMs: number): Promise<Claim | null> {
+  /**
+   * The caller is told the claim failed, so it will not call; but the INSERT may have committed
+   * before the connection dropped. Undo it by token, or a later attempt would refuse a call
+   * that never happened. If Postgres is gone entirely the undo fails too, and the claim's
+   * lapsed lease makes later attempts refuse: safe, if not ideal.
+   */
+  private async insertOrUndo(request: ClaimRequest, leaseMs: number): Promise<Claim | null> {
+    const token = randomUUID();
+    try {
+      return await this.insertClaim(request, token, leaseMs);
+    } catch (error) {
+      await this.release(request.key, token).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  private async insertClaim(request: ClaimRequest, token: string, leaseMs: number): Promise<Claim | null> {
     const { rows } = await this.pool.query<ClaimRow>(
       `
 INSERT INTO ${this.table}
@@ -239,7 +255,7 @@ ON CONFLICT (key) DO NOTHING
 RETURNING *, true AS owner_alive`,
       [
         request.key,
-        randomUUID(),
+        token,
         request.fingerprint,
         request.namespace,
         request.activityType,
