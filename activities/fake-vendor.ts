@@ -50,6 +50,11 @@ export class FakeVendor extends EventEmitter<{ performed: [VendorAction]; reques
   private server: Server | undefined;
   private nextId = 1;
 
+  /** `latencyMs`: each request waits up to this long (at random) before acting and again before answering. */
+  constructor(private readonly options: { readonly latencyMs?: number } = {}) {
+    super();
+  }
+
   async start(): Promise<string> {
     this.server = createServer((req, res) => void this.handle(req, res));
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
@@ -122,7 +127,8 @@ export class FakeVendor extends EventEmitter<{ performed: [VendorAction]; reques
     }
     const entry: KeyedResponse = { route, body: text, response: null };
     if (idempotencyKey) this.byKey.set(idempotencyKey, entry);
-    if (fault === 'slow') await new Promise((resolve) => setTimeout(resolve, 1_000));
+    if (fault === 'slow') await sleep(1_000);
+    await this.jitter();
     const action: VendorAction = { route, id: `act_${this.nextId++}`, body: text ? JSON.parse(text) : null, at: new Date(), idempotencyKey };
     this.actions.push(action);
     logAs('performed');
@@ -133,8 +139,17 @@ export class FakeVendor extends EventEmitter<{ performed: [VendorAction]; reques
       this.hanging.add(res); // the action happened; the caller never hears back
       return;
     }
-    reply(res, entry.response.status, entry.response.body);
+    await this.jitter(); // the window in which a worker dies after the vendor acted
+    if (!res.destroyed) reply(res, entry.response.status, entry.response.body);
   }
+
+  private async jitter(): Promise<void> {
+    if (this.options.latencyMs) await sleep(Math.random() * this.options.latencyMs);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function headerValue(value: string | string[] | undefined): string | null {

@@ -64,3 +64,5 @@ export async function fanOut(input: { activity: string; count: number; startToCl
 export async function resumableCallActivity(input: CallActivityInput): Promise<unknown[]> {
   return resumable(() => callActivity(input));
 }
+
+export { chaosBatchWorkflow } from '../../scripts/chaos/workflows.js';

@@ -1,0 +1,167 @@
+/**
+ * The chaos run: many activities across several worker processes while a
+ * random worker is SIGKILLed every few seconds (and restarted) and Postgres is
+ * restarted once. Afterwards: did any key reach the vendor twice, and did
+ * every workflow end completed or refused by name?
+ */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import { migrate } from '../../src/index.js';
+import { FakeVendor } from '../../activities/fake-vendor.js';
+import type { ChaosBatch } from './workflows.js';
+import { startPostgres } from '../../dev/postgres.js';
+import { spawnExampleWorker } from '../../dev/worker-process.js';
+import type { WorkerProcess } from '../../dev/worker-process.js';
+import type { ChaosReport } from './report.js';
+
+export interface ChaosOptions {
+  readonly client: Client;
+  readonly temporalAddress: string;
+  /** Prebuilt bundle of ./workflows.ts. */
+  readonly workflowBundlePath: string;
+  readonly workflows: number;
+  /** Activities per workflow; a fifth of them phone calls declared vendorDedup. */
+  readonly activitiesPerWorkflow: number;
+  readonly workers: number;
+  readonly killEveryMs: number;
+  readonly log: (line: string) => void;
+}
+
+const LEASE_MS = 2_000;
+
+export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
+  const started = Date.now();
+  const postgres = await startPostgres({ forceEmbedded: !process.env['DATABASE_URL'] });
+  const pool = new pg.Pool({ connectionString: postgres.connectionString, max: 4 });
+  pool.on('error', () => undefined);
+  const vendor = new FakeVendor({ latencyMs: 150 });
+  await vendor.start();
+  const taskQueue = `chaos-${randomUUID().slice(0, 8)}`;
+  // Its own schema, so a run against a shared DATABASE_URL touches nothing else.
+  const schema = `chaos_${randomUUID().slice(0, 8)}`;
+  const killed = new Set<number>();
+  const workers = new Set<WorkerProcess>();
+  const spawning = new Set<Promise<unknown>>();
+  let kills = 0;
+  let postgresRestarts = 0;
+  try {
+    await migrate(pool, { schema });
+    const spawn = async () => {
+      const worker = await spawnExampleWorker({
+        temporalAddress: options.temporalAddress,
+        databaseUrl: postgres.connectionString,
+        workflowBundlePath: options.workflowBundlePath,
+        taskQueue,
+        vendorUrl: vendor.url,
+        schema,
+        leaseMs: LEASE_MS,
+        vendorDedup: ['placeCall'],
+      });
+      workers.add(worker);
+      void worker.exited.then(() => workers.delete(worker));
+      return worker;
+    };
+    await Promise.all(Array.from({ length: options.workers }, spawn));
+    options.log(`${options.workers} worker processes up on ${taskQueue}; starting ${options.workflows} workflows`);
+
+    const results = startWorkflows(options, taskQueue);
+    let done = false;
+    void results.finally(() => (done = true));
+    const chaos = (async () => {
+      while (!done) {
+        await sleep(options.killEveryMs * (0.5 + Math.random()));
+        if (done) break;
+        const victim = [...workers][Math.floor(Math.random() * workers.size)];
+        if (!victim) continue;
+        killed.add(victim.pid);
+        victim.kill('SIGKILL');
+        kills++;
+        await victim.exited;
+        const respawn = spawn().catch((error: unknown) => options.log(`restarting a worker failed: ${String(error)}`));
+        spawning.add(respawn);
+        void respawn.finally(() => spawning.delete(respawn));
+        if (kills === 2 && postgres.embedded) {
+          options.log('Restarting Postgres');
+          await postgres.pause();
+          await sleep(1_000);
+          await postgres.resume();
+          postgresRestarts++;
+        }
+      }
+    })();
+    const outcomes = await results;
+    await chaos;
+    return await report(pool, schema, vendor, outcomes, {
+      activities: options.workflows * options.activitiesPerWorkflow,
+      workflows: options.workflows,
+      kills,
+      postgresRestarts,
+      seconds: (Date.now() - started) / 1000,
+      killed,
+    });
+  } finally {
+    await Promise.all(spawning); // a worker still starting must be stopped too
+    for (const worker of workers) worker.kill('SIGTERM');
+    await Promise.all([...workers].map((worker) => worker.exited));
+    await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
+    await pool.end();
+    await vendor.stop();
+    await postgres.stop();
+  }
+}
+
+async function startWorkflows(options: ChaosOptions, taskQueue: string): Promise<string[]> {
+  const handles = await Promise.all(
+    Array.from({ length: options.workflows }, (_, w) =>
+      options.client.workflow.start('chaosBatchWorkflow', { taskQueue, workflowId: `chaos-${randomUUID()}`, args: [batch(w, options.activitiesPerWorkflow)] }),
+    ),
+  );
+  return Promise.all(handles.map((handle) => handle.result().then(() => 'completed', failureType)));
+}
+
+function batch(index: number, size: number): ChaosBatch {
+  const calls = Math.floor(size / 5);
+  const order = `chaos-${index}-${randomUUID().slice(0, 6)}`;
+  return {
+    charges: Array.from({ length: size - calls }, (_, i) => ({ orderId: `${order}-${i}`, customerId: 'cus_chaos', amountCents: 100 + i, currency: 'EUR' })),
+    calls: Array.from({ length: calls }, (_, i) => ({ to: `+49${index}${i}`, message: `order ${order} line ${i}` })),
+  };
+}
+
+function failureType(error: unknown): string {
+  if (error instanceof WorkflowFailedError) {
+    for (let cause: unknown = error.cause; cause instanceof Error; cause = cause.cause) {
+      if (cause instanceof ApplicationFailure) return cause.type ?? 'ApplicationFailure';
+    }
+    return error.cause?.name ?? 'WorkflowFailedError';
+  }
+  return error instanceof Error ? error.name : String(error);
+}
+
+async function report(
+  pool: pg.Pool,
+  schema: string,
+  vendor: FakeVendor,
+  outcomes: string[],
+  run: Omit<ChaosReport, 'keysActedOnce' | 'keysActedTwice' | 'vendorReplays' | 'outcomes' | 'openClaims'> & { killed: Set<number> },
+): Promise<ChaosReport> {
+  const actionsByKey = new Map<string, number>();
+  for (const action of vendor.actions) actionsByKey.set(action.idempotencyKey ?? 'no key', (actionsByKey.get(action.idempotencyKey ?? 'no key') ?? 0) + 1);
+  const { rows } = await pool.query<{ key: string; state: string; claimed_by: string }>(
+    `SELECT key, state, claimed_by FROM "${schema}".claims WHERE state <> 'completed'`,
+  );
+  const killedNames = new Set([...run.killed].map((pid) => `${hostname()}/${pid}`));
+  const { killed: _, ...rest } = run;
+  return {
+    ...rest,
+    keysActedOnce: [...actionsByKey.values()].filter((count) => count === 1).length,
+    keysActedTwice: [...actionsByKey].filter(([, count]) => count > 1).map(([key, actions]) => ({ key, actions })),
+    vendorReplays: vendor.log.filter((request) => request.handling === 'replayed').length,
+    outcomes: outcomes.reduce<Record<string, number>>((counts, outcome) => ({ ...counts, [outcome]: (counts[outcome] ?? 0) + 1 }), {}),
+    openClaims: rows.map((row) => ({ key: row.key, state: row.state, claimedBy: row.claimed_by, matchesKilledAttempt: killedNames.has(row.claimed_by) })),
+  };
+}

@@ -1,0 +1,45 @@
+/** What a chaos run found, and whether it kept the promise. */
+
+export interface ChaosReport {
+  readonly activities: number;
+  readonly workflows: number;
+  readonly kills: number;
+  readonly postgresRestarts: number;
+  readonly seconds: number;
+  /** How many keys the vendor acted on once, and the keys it acted on more than once. */
+  readonly keysActedOnce: number;
+  readonly keysActedTwice: readonly { key: string; actions: number }[];
+  /** Requests the vendor answered from its own idempotency store (vendorDedup re-runs). */
+  readonly vendorReplays: number;
+  /** How every workflow ended: `completed`, or the failure type it failed with. */
+  readonly outcomes: Readonly<Record<string, number>>;
+  readonly openClaims: readonly { key: string; state: string; claimedBy: string; matchesKilledAttempt: boolean }[];
+}
+
+export const ACCEPTED_OUTCOMES = new Set(['completed', 'IdempotencyOrphanedClaim', 'IdempotencyClaimBusy', 'IdempotencyStoreUnavailable']);
+
+export function problemsIn(report: ChaosReport): string[] {
+  const problems: string[] = [];
+  for (const { key, actions } of report.keysActedTwice) problems.push(`key ${key} was acted on ${actions} times`);
+  for (const [outcome, count] of Object.entries(report.outcomes)) {
+    if (!ACCEPTED_OUTCOMES.has(outcome)) problems.push(`${count} workflow(s) ended with ${outcome}, not a named refusal`);
+  }
+  for (const claim of report.openClaims) {
+    if (!claim.matchesKilledAttempt) problems.push(`claim ${claim.key} (${claim.state}, ${claim.claimedBy}) matches no killed attempt`);
+  }
+  return problems;
+}
+
+export function printReport(report: ChaosReport, log: (line: string) => void): void {
+  log(`Chaos: ${report.activities} activities in ${report.workflows} workflows, ${report.seconds.toFixed(0)} s, ` +
+    `${report.kills} SIGKILLs, ${report.postgresRestarts} Postgres restart(s)`);
+  log(`Vendor: ${report.keysActedOnce} keys acted on once, ${report.keysActedTwice.length} more than once` +
+    ` (${report.vendorReplays} repeats answered from the vendor's own idempotency store)`);
+  for (const { key, actions } of report.keysActedTwice) log(`  ${key}: ${actions} actions`);
+  log(`Workflows: ${Object.entries(report.outcomes).map(([outcome, count]) => `${outcome} ${count}`).join(', ')}`);
+  const matched = report.openClaims.filter((claim) => claim.matchesKilledAttempt).length;
+  log(`Claims without an outcome: ${report.openClaims.length}, of which ${matched} held by a killed attempt`);
+  for (const claim of report.openClaims.filter((c) => !c.matchesKilledAttempt)) log(`  unmatched: ${claim.key} ${claim.state} ${claim.claimedBy}`);
+  const problems = problemsIn(report);
+  log(problems.length === 0 ? 'Every key at most once; every workflow completed or refused by name.' : `PROBLEMS:\n  ${problems.join('\n  ')}`);
+}
