@@ -11,10 +11,10 @@ import type { BeginResult, Claim, ClaimRequest } from '../store/index.js';
 import { retryFor } from './bounded-retry.js';
 import { claimRequestFor } from './call-identity.js';
 import { enterCall, leaveCall } from './current-call.js';
-import { OutcomeUnknownError } from './errors.js';
-import { IdempotencyMetrics } from './metrics.js';
 import { IDEMPOTENCY_FAILURE_TYPES } from '../failure-types.js';
+import { OutcomeUnknownError } from './errors.js';
 import type { LeaseKeeper } from './lease-keeper.js';
+import { IdempotencyMetrics } from './metrics.js';
 import type { ResolvedActivitySettings, ResolvedOptions } from './options.js';
 import { claimBusy, invalidKeyInput, keyReuse, orphanedClaim, storeUnavailable } from './refusals.js';
 import type { ResultCodec } from './result-codec.js';
@@ -201,9 +201,10 @@ export class IdempotentActivityInbound implements ActivityInboundCallsIntercepto
       return this.markUnknown(claim, `cancelled while running (${cancelReason(this.context)}): ${errorText(error)}`, error);
     }
     if (this.isAmbiguous(error)) return this.markUnknown(claim, errorText(error), error);
-    await retryFor(this.options.recordRetryMs, () => this.options.store.release(claim.key, claim.token)).catch(
-      (storeError: unknown) => this.warnClaimKept(claim, 'release the claim', storeError),
+    const released = await retryFor(this.options.recordRetryMs, () => this.options.store.release(claim.key, claim.token)).catch(
+      (storeError: unknown) => void this.warnClaimKept(claim, 'release the claim', storeError),
     );
+    if (released === false) this.warnClaimChanged(claim, 'release it');
     return error;
   }
 
@@ -231,9 +232,17 @@ export class IdempotentActivityInbound implements ActivityInboundCallsIntercepto
       // Temporal could not carry this result either; say so now rather than after a retry.
       throw await this.markUnknown(claim, `the call succeeded but its result could not be encoded: ${errorText(error)}`, error);
     }
-    await retryFor(this.options.recordRetryMs, () => this.options.store.complete(claim.key, claim.token, payload)).catch(
-      (storeError: unknown) => this.warnClaimKept(claim, 'record the result', storeError),
+    const recorded = await retryFor(this.options.recordRetryMs, () => this.options.store.complete(claim.key, claim.token, payload)).catch(
+      (storeError: unknown) => void this.warnClaimKept(claim, 'record the result', storeError),
     );
+    if (recorded === false) this.warnClaimChanged(claim, 'record its result');
+  }
+
+  /** An operator resolved or released the claim (with --force) while the call ran: theirs stands. */
+  private warnClaimChanged(claim: Claim, what: string): void {
+    this.context.log.warn(`Idempotency: the claim was changed by someone else while the call ran; did not ${what}`, {
+      idempotencyKey: claim.key,
+    });
   }
 
   private warnClaimKept(claim: Claim, what: string, error: unknown): void {
