@@ -72,25 +72,28 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     let done = false;
     void results.finally(() => (done = true));
     const chaos = (async () => {
+      // The first kill lands once a tenth of the calls went out, so it is always mid-run; Postgres restarts right after.
+      const total = options.workflows * options.activitiesPerWorkflow;
+      while (!done && vendor.actions.length < Math.ceil(total / 10)) await sleep(20);
       while (!done) {
-        await sleep(options.killEveryMs * (0.5 + Math.random()));
-        if (done) break;
         const victim = [...workers][Math.floor(Math.random() * workers.size)];
-        if (!victim) continue;
-        killed.add(victim.pid);
-        victim.kill('SIGKILL');
-        kills++;
-        await victim.exited;
-        const respawn = spawn().catch((error: unknown) => options.log(`restarting a worker failed: ${String(error)}`));
-        spawning.add(respawn);
-        void respawn.finally(() => spawning.delete(respawn));
-        if (kills === 2 && postgres.embedded) {
+        if (victim) {
+          killed.add(victim.pid);
+          victim.kill('SIGKILL');
+          kills++;
+          await victim.exited;
+          const respawn = spawn().catch((error: unknown) => options.log(`restarting a worker failed: ${String(error)}`));
+          spawning.add(respawn);
+          void respawn.finally(() => spawning.delete(respawn));
+        }
+        if (kills === 1 && postgres.embedded) {
           options.log('Restarting Postgres');
           await postgres.pause();
           await sleep(1_000);
           await postgres.resume();
           postgresRestarts++;
         }
+        await sleep(options.killEveryMs * (0.5 + Math.random()));
       }
     })();
     const outcomes = await results;

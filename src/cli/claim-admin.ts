@@ -8,27 +8,10 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { Payload } from '@temporalio/common';
 import { quoteIdentifier } from '../store/identifiers.js';
 import { outcomeChannel } from '../store/postgres-claim-store.js';
+import type { ClaimRow } from '../store/postgres-claim-store.js';
 import { payloadFromJson, payloadToJson } from '../store/payload-json.js';
 import type { PayloadJson } from '../store/payload-json.js';
 import { CliError, EXIT } from './errors.js';
-
-export interface ClaimRow {
-  key: string;
-  state: 'claimed' | 'completed' | 'unknown';
-  namespace: string;
-  activity_type: string;
-  workflow_id: string | null;
-  run_id: string | null;
-  activity_id: string;
-  attempt: number;
-  claimed_by: string;
-  claimed_at: Date;
-  finished_at: Date | null;
-  lease_expires_at: Date | null;
-  owner_alive: boolean;
-  outcome_note: string | null;
-  result_payload: PayloadJson | null;
-}
 
 export interface ListFilter {
   readonly state?: string | undefined;

@@ -22,7 +22,8 @@ export interface PostgresClaimStoreOptions {
   readonly schema?: string;
 }
 
-interface ClaimRow {
+/** A row of `<schema>.claims` as Postgres returns it, with `owner_alive` judged by its clock. */
+export interface ClaimRow {
   key: string;
   state: ClaimState;
   token: string;

@@ -7,7 +7,7 @@ import { ApplicationFailure, CompleteAsyncError } from '@temporalio/common';
 import type { Payload } from '@temporalio/common';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
 import { InvalidKeyInputError } from '../key/index.js';
-import type { BeginResult, Claim, ClaimRequest } from '../store/index.js';
+import type { Claim, ClaimRequest } from '../store/index.js';
 import { retryFor } from './bounded-retry.js';
 import { claimRequestFor } from './call-identity.js';
 import { enterCall, leaveCall } from './current-call.js';

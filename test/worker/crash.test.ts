@@ -3,45 +3,27 @@
  * the retry, on another worker process, must refuse instead of calling again.
  */
 import { hostname } from 'node:os';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { IdempotencyOrphanedClaim } from '../../src/index.js';
 import type { RefusalDetails } from '../../src/index.js';
 import { CHARGE_ROUTE } from '../../activities/index.js';
-import { FakeVendor } from '../../activities/fake-vendor.js';
 import type { OrderInput } from '../../workflows/index.js';
 import { useTestSchema } from '../support/schema.js';
 import { activityFailures, uniqueName, useTemporal } from '../support/temporal.js';
 import { activityFailureOf } from '../support/failures.js';
-import { spawnExampleWorker } from '../../dev/worker-process.js';
-import type { WorkerProcess } from '../../dev/worker-process.js';
+import { useExampleWorkers, useVendor } from '../support/example-workers.js';
 
 const schema = useTestSchema(import.meta.filename);
 /** Short, so the dead owner is recognised in seconds; liveness.test.ts measures how fast. */
 const LEASE_MS = 3_000;
 const temporal = useTemporal();
-const vendor = new FakeVendor();
-const workers: WorkerProcess[] = [];
-beforeAll(() => vendor.start());
-afterAll(async () => {
-  for (const worker of workers) worker.kill('SIGKILL');
-  await Promise.all(workers.map((worker) => worker.exited));
-  await vendor.stop();
-});
+const vendor = useVendor();
+const workers = useExampleWorkers(vendor, schema);
 
 describe('a worker killed mid-call', () => {
   it('is not repeated: the retry on another worker process is refused and the vendor saw one charge', async () => {
     const taskQueue = uniqueName('tq');
-    const workerOptions = {
-      temporalAddress: inject('temporalAddress'),
-      databaseUrl: inject('databaseUrl'),
-      workflowBundlePath: inject('workflowBundlePath'),
-      taskQueue,
-      vendorUrl: vendor.url,
-      schema: schema.name,
-      leaseMs: LEASE_MS,
-    };
-    const first = await spawnExampleWorker(workerOptions);
-    workers.push(first);
+    const first = await workers.spawn(taskQueue, { leaseMs: LEASE_MS });
     vendor.script(CHARGE_ROUTE, 'hang-after-performing');
     const order: OrderInput = {
       charge: { orderId: uniqueName('order'), customerId: 'c-1', amountCents: 4200, currency: 'EUR' },
@@ -54,8 +36,7 @@ describe('a worker killed mid-call', () => {
     await charged; // the vendor charged the card; the worker is waiting for the response
     first.kill('SIGKILL');
     expect((await first.exited).signal).toBe('SIGKILL');
-    const second = await spawnExampleWorker(workerOptions);
-    workers.push(second);
+    await workers.spawn(taskQueue, { leaseMs: LEASE_MS });
 
     const failure = await activityFailureOf(handle.result());
     expect(failure.type).toBe(IdempotencyOrphanedClaim);

@@ -2,7 +2,7 @@
  * The interceptor on a real Temporal dev server and real Postgres, with an
  * in-process worker: what each kind of call finds, and what it answers.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Context } from '@temporalio/activity';
 import { CompleteAsyncError } from '@temporalio/common';
 import type { Payload, PayloadCodec } from '@temporalio/common';
@@ -17,7 +17,7 @@ import {
 } from '../../src/index.js';
 import type { IdempotencyOptions, RefusalDetails } from '../../src/index.js';
 import { CHARGE_ROUTE, createActivities } from '../../activities/index.js';
-import { FakeVendor } from '../../activities/fake-vendor.js';
+import { useVendor } from '../support/example-workers.js';
 import { useTestSchema } from '../support/schema.js';
 import { activityFailures, uniqueName, useTemporal } from '../support/temporal.js';
 import { activityFailureOf } from '../support/failures.js';
@@ -25,9 +25,7 @@ import type { CallActivityInput } from '../support/workflows.js';
 
 const schema = useTestSchema(import.meta.filename);
 const temporal = useTemporal();
-const vendor = new FakeVendor();
-beforeAll(() => vendor.start());
-afterAll(() => vendor.stop());
+const vendor = useVendor();
 
 type Activities = Record<string, ActivityFunction>;
 type Options = Omit<IdempotencyOptions, 'store'>;

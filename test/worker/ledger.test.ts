@@ -2,7 +2,7 @@
  * The audit ledger records exactly the calls that went out, and the key
  * travels to the vendor so a vendor that dedups closes the last window.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Context } from '@temporalio/activity';
 import {
   IdempotencyConfiguration,
@@ -15,39 +15,18 @@ import {
 } from '../../src/index.js';
 import { CALL_ROUTE, CHARGE_ROUTE, createActivities } from '../../activities/index.js';
 import type { ChargeRequest } from '../../activities/index.js';
-import { FakeVendor } from '../../activities/fake-vendor.js';
 import type { OrderInput, OrderResult } from '../../workflows/index.js';
-import { spawnExampleWorker } from '../../dev/worker-process.js';
-import type { ExampleWorkerOptions, WorkerProcess } from '../../dev/worker-process.js';
 import { useTestSchema } from '../support/schema.js';
 import { uniqueName, useTemporal } from '../support/temporal.js';
 import { activityFailureOf } from '../support/failures.js';
+import { useExampleWorkers, useVendor } from '../support/example-workers.js';
 
 const schema = useTestSchema(import.meta.filename);
 const temporal = useTemporal();
-const vendor = new FakeVendor();
-const processes: WorkerProcess[] = [];
-beforeAll(() => vendor.start());
-afterAll(async () => {
-  for (const worker of processes) worker.kill('SIGKILL');
-  await Promise.all(processes.map((worker) => worker.exited));
-  await vendor.stop();
-});
+const vendor = useVendor();
+const workers = useExampleWorkers(vendor, schema);
 
 const LEASE_MS = 3_000;
-
-function childWorker(taskQueue: string, vendorDedup?: string[]): ExampleWorkerOptions {
-  return {
-    temporalAddress: inject('temporalAddress'),
-    databaseUrl: inject('databaseUrl'),
-    workflowBundlePath: inject('workflowBundlePath'),
-    taskQueue,
-    vendorUrl: vendor.url,
-    schema: schema.name,
-    leaseMs: LEASE_MS,
-    ...(vendorDedup ? { vendorDedup } : {}),
-  };
-}
 
 /** The in-process worker that takes over after a child is killed: same activities, same options. */
 function inProcessWorker(taskQueue: string, vendorDedup: string[] = []) {
@@ -89,8 +68,7 @@ async function keysOf(workflowIds: string[]): Promise<string[]> {
 describe('the audit ledger', () => {
   it('matches the vendor request for request over a retry, a replay and a SIGKILL', async () => {
     const taskQueue = uniqueName('tq');
-    const worker = await spawnExampleWorker(childWorker(taskQueue));
-    processes.push(worker);
+    const worker = await workers.spawn(taskQueue, { leaseMs: LEASE_MS });
 
     // A retry: the first charge is refused by the vendor (503), the second goes through.
     vendor.script(CHARGE_ROUTE, 'unavailable');
@@ -188,8 +166,7 @@ describe('the key, passed to the vendor', () => {
 describe('vendorDedup', () => {
   it('re-runs a call orphaned by SIGKILL with the same key; the vendor dedups and the workflow completes', async () => {
     const taskQueue = uniqueName('tq');
-    const worker = await spawnExampleWorker(childWorker(taskQueue, ['chargeCard']));
-    processes.push(worker);
+    const worker = await workers.spawn(taskQueue, { leaseMs: LEASE_MS, vendorDedup: ['chargeCard'] });
     vendor.script(CHARGE_ROUTE, 'hang-after-performing');
     const input = orderInput();
     const charged = vendor.nextAction(CHARGE_ROUTE);

@@ -6,7 +6,7 @@
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { Context } from '@temporalio/activity';
 import { Worker } from '@temporalio/worker';
 import {
@@ -18,26 +18,18 @@ import {
 import type { RefusalDetails } from '../../src/index.js';
 import { CHARGE_ROUTE, createActivities } from '../../activities/index.js';
 import type { ChargeRequest } from '../../activities/index.js';
-import { FakeVendor } from '../../activities/fake-vendor.js';
 import type { OrderInput } from '../../workflows/index.js';
-import { spawnExampleWorker } from '../../dev/worker-process.js';
-import type { ExampleWorkerOptions, WorkerProcess } from '../../dev/worker-process.js';
 import { useTestSchema } from '../support/schema.js';
 import { activityFailedAt } from '../../dev/history.js';
 import { uniqueName, useTemporal } from '../support/temporal.js';
 import { activityFailureOf } from '../support/failures.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
+import { useExampleWorkers, useVendor } from '../support/example-workers.js';
 
 const schema = useTestSchema(import.meta.filename);
 const temporal = useTemporal();
-const vendor = new FakeVendor();
-const processes: WorkerProcess[] = [];
-beforeAll(() => vendor.start());
-afterAll(async () => {
-  for (const worker of processes) worker.kill('SIGKILL');
-  await Promise.all(processes.map((worker) => worker.exited));
-  await vendor.stop();
-});
+const vendor = useVendor();
+const workers = useExampleWorkers(vendor, schema);
 
 const LEASE_MS = 3_000;
 /** One poll (a quarter lease at most), a retry interval, and a busy dev server on 2 cores. */
@@ -142,22 +134,9 @@ describe('an earlier attempt that is still running', () => {
 });
 
 describe('an owner that is gone', () => {
-  function childWorker(taskQueue: string, databaseUrl = inject('databaseUrl')): ExampleWorkerOptions {
-    return {
-      temporalAddress: inject('temporalAddress'),
-      databaseUrl,
-      workflowBundlePath: inject('workflowBundlePath'),
-      taskQueue,
-      vendorUrl: vendor.url,
-      schema: schema.name,
-      leaseMs: LEASE_MS,
-    };
-  }
-
   it('killed with SIGKILL: the next attempt waits only until its lease lapses, then refuses', async () => {
     const taskQueue = uniqueName('tq');
-    const owner = await spawnExampleWorker(childWorker(taskQueue));
-    processes.push(owner);
+    const owner = await workers.spawn(taskQueue, { leaseMs: LEASE_MS });
     vendor.script(CHARGE_ROUTE, 'hang-after-performing');
     const input: OrderInput = { charge: order(), phone: '+4912345', activityTimeoutMs: 2_000 };
     const charged = vendor.nextAction(CHARGE_ROUTE);
@@ -186,8 +165,7 @@ describe('an owner that is gone', () => {
     const proxiedUrl = Object.assign(new URL(databaseUrl), { port: String(await proxy.start()) });
     try {
       const taskQueue = uniqueName('tq');
-      const owner = await spawnExampleWorker(childWorker(taskQueue, proxiedUrl.toString()));
-      processes.push(owner);
+      const owner = await workers.spawn(taskQueue, { leaseMs: LEASE_MS, databaseUrl: proxiedUrl.toString() });
       vendor.script(CHARGE_ROUTE, 'hang-after-performing');
       const charge = order();
       const charged = vendor.nextAction(CHARGE_ROUTE);

@@ -4,19 +4,17 @@
  * recorded results instead of charging and calling again.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { idempotencyInterceptors } from '../../src/index.js';
 import { CALL_ROUTE, CHARGE_ROUTE, createActivities } from '../../activities/index.js';
-import { FakeVendor } from '../../activities/fake-vendor.js';
+import { useVendor } from '../support/example-workers.js';
 import type { OrderInput, OrderResult } from '../../workflows/index.js';
 import { useTestSchema } from '../support/schema.js';
 import { uniqueName, useTemporal } from '../support/temporal.js';
 
 const schema = useTestSchema(import.meta.filename);
 const temporal = useTemporal();
-const vendor = new FakeVendor();
-beforeAll(() => vendor.start());
-afterAll(() => vendor.stop());
+const vendor = useVendor();
 
 describe('a workflow reset', () => {
   it('re-runs to the recorded results: the vendor charged once and called once', async () => {

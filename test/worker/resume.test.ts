@@ -5,23 +5,21 @@
  * the metrics the interceptor emitted along the way.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import type { WorkflowHandle } from '@temporalio/client';
 import { OutcomeUnknownError, idempotencyInterceptors } from '../../src/index.js';
 import type { PendingRefusal } from '../../src/workflow/index.js';
 import { PENDING_REFUSALS_QUERY } from '../../src/operator-decision.js';
 import { CALL_ROUTE, createActivities } from '../../activities/index.js';
 import type { CallRequest } from '../../activities/index.js';
-import { FakeVendor } from '../../activities/fake-vendor.js';
+import { useVendor } from '../support/example-workers.js';
 import { useTestSchema } from '../support/schema.js';
 import { uniqueName, useTemporal } from '../support/temporal.js';
 import { runCli } from '../support/cli.js';
 
 const schema = useTestSchema(import.meta.filename);
 const temporal = useTemporal();
-const vendor = new FakeVendor();
-beforeAll(() => vendor.start());
-afterAll(() => vendor.stop());
+const vendor = useVendor();
 
 const cli = (...args: string[]) => runCli([...args, '--schema', schema.name], { TEMPORAL_ADDRESS: inject('temporalAddress') });
 
