@@ -1,8 +1,9 @@
 /**
  * The same two statements the store sends for a claim and its completion,
  * copied from src/store/postgres-claim-store.ts (insertClaim, then settle
- * wrapping complete's UPDATE), sent straight through the pool: the ceiling
- * the store can reach from Node, with no library code in the way.
+ * wrapping complete's UPDATE), sent straight through the pool as named
+ * prepared statements, as the store sends them: the ceiling the store can
+ * reach from Node, with no library code in the way.
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
@@ -17,7 +18,8 @@ INSERT INTO ${table}
    lease_expires_at)
 VALUES ($1, 'claimed', $2, $3, $4, $5, $6, $7, $8, $9, $10, now() + $11 * interval '1 millisecond')
 ON CONFLICT (key) DO NOTHING
-RETURNING *, true AS owner_alive`;
+RETURNING key, state, token, fingerprint, namespace, activity_type, workflow_id, run_id, activity_id,
+  attempt, claimed_by, claimed_at, finished_at, result_payload, outcome_note, lease_expires_at, true AS owner_alive`;
   const complete = `
 WITH settled AS (
 UPDATE ${table}
@@ -28,7 +30,7 @@ SELECT CASE WHEN awaited THEN pg_notify($3, key) END
 FROM settled`;
   return async () => {
     const request = nextClaimRequest();
-    const { rows } = await pool.query<{ key: string; token: string }>(insert, [
+    const { rows } = await pool.query<{ key: string; token: string }>({ name: `bench_claim_${schema}`, text: insert, values: [
       request.key,
       randomUUID(),
       request.fingerprint,
@@ -40,10 +42,10 @@ FROM settled`;
       request.attempt,
       request.claimedBy,
       LEASE_MS,
-    ]);
+    ] });
     const claim = rows[0];
     if (!claim) throw new Error(`a fresh random key was already claimed: ${request.key}`);
-    const { rowCount } = await pool.query(complete, [claim.key, claim.token, channel, RESULT_JSON]);
+    const { rowCount } = await pool.query({ name: `bench_complete_${schema}`, text: complete, values: [claim.key, claim.token, channel, RESULT_JSON] });
     if (rowCount !== 1) throw new Error('the completing UPDATE found no claim');
   };
 }

@@ -1,8 +1,8 @@
 /**
  * The same claim-and-complete cycle run by `pgbench`: what Postgres on this
  * machine does with a C client and no Node in the way. The key travels from
- * the INSERT ... RETURNING to the UPDATE through `\gset`; `-M extended` sends
- * parameters like node-postgres does (unnamed statements, parsed each time).
+ * the INSERT ... RETURNING to the UPDATE through `\gset`; `-M prepared` parses
+ * each statement once per connection, as the store's named statements do.
  */
 import { execFile } from 'node:child_process';
 import { access, constants, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -46,7 +46,7 @@ export async function pgbenchCyclesPerSecond(
 
 async function pgbench(connectionString: string, script: string, clients: number, seconds: number): Promise<number> {
   // One thread, like the one Node process it is compared with; -n: no VACUUM of pgbench's own tables.
-  const args = ['-n', '-M', 'extended', '-c', String(clients), '-j', '1', '-T', String(seconds), '-f', script, connectionString];
+  const args = ['-n', '-M', 'prepared', '-c', String(clients), '-j', '1', '-T', String(seconds), '-f', script, connectionString];
   const { stdout } = await run(PGBENCH, args, { maxBuffer: 1 << 20 });
   const tps = /tps = ([\d.]+) \(without initial connection time\)/.exec(stdout)?.[1];
   if (tps === undefined) throw new Error(`Could not read tps from pgbench:\n${stdout}`);

@@ -20,7 +20,8 @@ export function probePool(pool: pg.Pool): PoolCounts {
   const probed = (...args: unknown[]): unknown => {
     counts.statements++;
     if (pool.idleCount === 0 && pool.totalCount >= (pool.options.max ?? 10)) counts.queuedForConnection++;
-    const kind = typeof args[0] === 'string' ? (/^\s*(\w+)/.exec(args[0])?.[1]?.toUpperCase() ?? '?') : '?';
+    const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
+    const kind = /^\s*(\w+)/.exec(text ?? '')?.[1]?.toUpperCase() ?? '?';
     const started = performance.now();
     const result: unknown = Reflect.apply(original, pool, args);
     if (result instanceof Promise) {

@@ -8,7 +8,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { Payload } from '@temporalio/common';
 import { quoteIdentifier } from '../store/identifiers.js';
 import { outcomeChannel } from '../store/postgres-claim-store.js';
-import type { ClaimRow } from '../store/postgres-claim-store.js';
+import type { ClaimRow } from '../store/claim-row.js';
 import { payloadFromJson, payloadToJson } from '../store/payload-json.js';
 import type { PayloadJson } from '../store/payload-json.js';
 import { CliError, EXIT } from './errors.js';

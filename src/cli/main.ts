@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { DEFAULT_SCHEMA, InvalidIdentifierError, migrate } from '../store/index.js';
 import { ClaimAdmin, describeResult } from './claim-admin.js';
-import type { ClaimRow } from '../store/postgres-claim-store.js';
+import type { ClaimRow } from '../store/claim-row.js';
 import { parseDuration } from './duration.js';
 import { CliError, EXIT } from './errors.js';
 import { printRecord, printRows } from './output.js';

@@ -16,8 +16,30 @@ export class ClaimListener {
     private readonly channel: string,
   ) {}
 
+  /** Follows announcements for `key`: `changed(ms)` resolves true on one, false when `ms` pass first. */
+  async follow(key: string): Promise<{ changed(timeoutMs: number): Promise<boolean>; close(): void }> {
+    let wake: (() => void) | undefined;
+    let missed = false; // an announcement that came while nobody was waiting for the next one
+    const close = await this.subscribe(key, () => (wake ? wake() : (missed = true)));
+    const changed = (timeoutMs: number) =>
+      new Promise<boolean>((resolve) => {
+        if (missed) {
+          missed = false;
+          return resolve(true);
+        }
+        const timer = setTimeout(() => finish(false), timeoutMs);
+        const finish = (announced: boolean) => {
+          clearTimeout(timer);
+          wake = undefined;
+          resolve(announced);
+        };
+        wake = () => finish(true);
+      });
+    return { changed, close };
+  }
+
   /** Calls `wake` whenever `key` is announced; returns the unsubscribe function. */
-  async subscribe(key: string, wake: () => void): Promise<() => void> {
+  private async subscribe(key: string, wake: () => void): Promise<() => void> {
     const forKey = this.waiters.get(key) ?? new Set();
     forKey.add(wake);
     this.waiters.set(key, forKey);

@@ -7,6 +7,7 @@ import type pg from 'pg';
 import { quoteIdentifier } from './identifiers.js';
 import { LATEST_MIGRATION, MIGRATIONS } from './migrations/index.js';
 import type { Migration } from './migrations/index.js';
+import { SchemaTooNewError, readVersion } from './schema-version.js';
 
 export const DEFAULT_SCHEMA = 'temporal_idempotency';
 
@@ -23,19 +24,6 @@ export interface MigrateReport {
   /** Ids of the migrations this call applied; empty when the schema was already current. */
   readonly applied: readonly number[];
   readonly latest: number;
-}
-
-export class SchemaTooNewError extends Error {
-  override readonly name = 'SchemaTooNewError';
-  constructor(
-    readonly schema: string,
-    readonly databaseVersion: number,
-  ) {
-    super(
-      `Schema "${schema}" is at migration ${databaseVersion}, newer than this temporal-idempotency knows ` +
-        `(${LATEST_MIGRATION}): a newer release migrated it. Upgrade temporal-idempotency on this worker.`,
-    );
-  }
 }
 
 export async function migrate(pool: pg.Pool, options: MigrateOptions = {}): Promise<MigrateReport> {
@@ -77,11 +65,4 @@ CREATE TABLE IF NOT EXISTS ${quotedSchema}.migrations (
   } finally {
     client.release();
   }
-}
-
-export async function readVersion(client: pg.ClientBase | pg.Pool, quotedSchema: string): Promise<number> {
-  const { rows } = await client.query<{ version: number | null }>(
-    `SELECT max(id) AS version FROM ${quotedSchema}.migrations`,
-  );
-  return rows[0]?.version ?? 0;
 }

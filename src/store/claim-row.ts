@@ -1,0 +1,54 @@
+/**
+ * How a claim row is read: the explicit column list (never `*`, so a prepared
+ * statement keeps its result type when a later migration adds a column) and
+ * its mapping to a `Claim`.
+ */
+import type { Claim, ClaimState } from './claim-store.js';
+import { payloadFromJson } from './payload-json.js';
+import type { PayloadJson } from './payload-json.js';
+
+export const CLAIM_COLUMNS = `key, state, token, fingerprint, namespace, activity_type, workflow_id, run_id, activity_id,
+  attempt, claimed_by, claimed_at, finished_at, result_payload, outcome_note, lease_expires_at`;
+
+/** A row of `<schema>.claims` as Postgres returns it, with `owner_alive` judged by its clock. */
+export interface ClaimRow {
+  key: string;
+  state: ClaimState;
+  token: string;
+  fingerprint: string;
+  namespace: string;
+  activity_type: string;
+  workflow_id: string | null;
+  run_id: string | null;
+  activity_id: string;
+  attempt: number;
+  claimed_by: string;
+  claimed_at: Date;
+  finished_at: Date | null;
+  result_payload: PayloadJson | null;
+  outcome_note: string | null;
+  lease_expires_at: Date | null;
+  owner_alive: boolean;
+}
+
+export function toClaim(row: ClaimRow): Claim {
+  return {
+    key: row.key,
+    state: row.state,
+    token: row.token,
+    fingerprint: row.fingerprint,
+    namespace: row.namespace,
+    activityType: row.activity_type,
+    workflowId: row.workflow_id,
+    runId: row.run_id,
+    activityId: row.activity_id,
+    attempt: row.attempt,
+    claimedBy: row.claimed_by,
+    claimedAt: row.claimed_at,
+    finishedAt: row.finished_at,
+    result: row.result_payload ? payloadFromJson(row.result_payload) : null,
+    outcomeNote: row.outcome_note,
+    leaseExpiresAt: row.lease_expires_at,
+    ownerAlive: row.owner_alive,
+  };
+}
