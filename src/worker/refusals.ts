@@ -24,8 +24,9 @@ export interface RefusalDetails {
   /** The attempt that claimed the key (not the refused one). */
   readonly attempt: number;
   readonly claimedAt: string | null;
-  readonly claimedBy: string;
-  /** Which case it was: `owner-died`, `outcome-unknown`, `owner-running`, `key-reuse`. */
+  /** Null when there is no claim (the store could not be reached). */
+  readonly claimedBy: string | null;
+  /** Which case it was: `owner-died`, `outcome-unknown`, `owner-running`, `key-reuse`, `store-unavailable`. */
   readonly reason: string;
   /** The attempt that was refused. */
   readonly refusedAttempt: number;
@@ -92,7 +93,20 @@ export function storeUnavailable(request: ClaimRequest, cause: unknown): Applica
     message:
       `Did not run ${request.activityType} (attempt ${request.attempt}): the idempotency store could not record ` +
       `a claim for key ${request.key} (${errorText(cause)}). Nothing was called; Temporal will retry.`,
-    details: [{ key: request.key, activityType: request.activityType, attempt: request.attempt }],
+    details: [
+      {
+        key: request.key,
+        activityType: request.activityType,
+        workflowId: request.workflowId,
+        runId: request.runId,
+        activityId: request.activityId,
+        attempt: request.attempt,
+        claimedAt: null,
+        claimedBy: null,
+        reason: 'store-unavailable',
+        refusedAttempt: request.attempt,
+      },
+    ],
     cause: cause instanceof Error ? cause : undefined,
   });
 }
