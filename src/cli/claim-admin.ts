@@ -8,6 +8,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { Payload } from '@temporalio/common';
 import { quoteIdentifier } from '../store/identifiers.js';
 import { outcomeChannel } from '../store/postgres-claim-store.js';
+import { inTransaction } from '../store/transaction.js';
 import type { ClaimRow } from '../store/claim-row.js';
 import { payloadFromJson, payloadToJson } from '../store/payload-json.js';
 import type { PayloadJson } from '../store/payload-json.js';
@@ -129,9 +130,7 @@ LIMIT $3`,
     action: 'resolve' | 'release',
     apply: (client: pg.PoolClient, claim: ClaimRow) => Promise<ClaimRow>,
   ): Promise<ClaimRow> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    return inTransaction(this.pool, async (client) => {
       const { rows } = await client.query<ClaimRow>(
         `
 SELECT *, coalesce(lease_expires_at > now(), false) AS owner_alive
@@ -145,14 +144,8 @@ FOR UPDATE`,
       assertChangeAllowed(claim, action, options.force);
       const changed = await apply(client, claim);
       await client.query('SELECT pg_notify($1, $2)', [this.channel, key]);
-      await client.query('COMMIT');
       return changed;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 }
 

@@ -8,6 +8,7 @@ import { quoteIdentifier } from './identifiers.js';
 import { LATEST_MIGRATION, MIGRATIONS } from './migrations/index.js';
 import type { Migration } from './migrations/index.js';
 import { SchemaTooNewError, readVersion } from './schema-version.js';
+import { inTransaction } from './transaction.js';
 
 export const DEFAULT_SCHEMA = 'temporal_idempotency';
 
@@ -37,9 +38,7 @@ export async function migrate(pool: pg.Pool, options: MigrateOptions = {}): Prom
 }
 
 async function applyIfPending(pool: pg.Pool, schema: string, quotedSchema: string, migration: Migration): Promise<boolean> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  return inTransaction(pool, async (client) => {
     // Must come first, so that a concurrent migrator waits here instead of failing on a duplicate table.
     await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [ADVISORY_LOCK_CLASS, schema]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${quotedSchema}`);
@@ -51,18 +50,9 @@ CREATE TABLE IF NOT EXISTS ${quotedSchema}.migrations (
 )`);
     const databaseVersion = await readVersion(client, quotedSchema);
     if (databaseVersion > LATEST_MIGRATION) throw new SchemaTooNewError(schema, databaseVersion);
-    if (databaseVersion >= migration.id) {
-      await client.query('COMMIT');
-      return false;
-    }
+    if (databaseVersion >= migration.id) return false;
     await client.query(migration.sql(quotedSchema));
     await client.query(`INSERT INTO ${quotedSchema}.migrations (id, name) VALUES ($1, $2)`, [migration.id, migration.name]);
-    await client.query('COMMIT');
     return true;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }
