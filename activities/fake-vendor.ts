@@ -37,7 +37,7 @@ interface KeyedResponse {
   response: { status: number; body: unknown } | null;
 }
 
-export class FakeVendor extends EventEmitter<{ performed: [VendorAction]; request: [string] }> {
+export class FakeVendor extends EventEmitter<{ performed: [VendorAction] }> {
   /** Every request received, per route, whatever became of it. */
   readonly requests = new Map<string, number>();
   /** Actions actually performed: a charge made, a call placed. */
@@ -101,7 +101,6 @@ export class FakeVendor extends EventEmitter<{ performed: [VendorAction]; reques
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const route = `${req.method} ${req.url}`;
     this.requests.set(route, this.requestsTo(route) + 1);
-    this.emit('request', route);
     const text = await readText(req);
     const idempotencyKey = headerValue(req.headers['idempotency-key']);
     const logAs = (handling: VendorRequest['handling']) => this.log.push({ route, idempotencyKey, handling });

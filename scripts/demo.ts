@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import type { ApplicationFailure } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime, bundleWorkflowCode } from '@temporalio/worker';
 import { migrate } from '../src/index.js';
@@ -25,6 +25,7 @@ import type { RefusalDetails } from '../src/index.js';
 import { CALL_ROUTE, CHARGE_ROUTE } from '../activities/index.js';
 import { FakeVendor } from '../activities/fake-vendor.js';
 import type { OrderInput, OrderResult } from '../workflows/index.js';
+import { applicationFailureIn } from '../dev/failures.js';
 import { activityFailedAt } from '../dev/history.js';
 import { startPostgres } from '../dev/postgres.js';
 import { startTemporal } from '../dev/temporal-server.js';
@@ -183,10 +184,7 @@ async function crashScene(client: Client, vendor: FakeVendor, workerOptions: Exa
 }
 
 function refusalIn(error: unknown): ApplicationFailure {
-  if (error instanceof WorkflowFailedError) {
-    for (let cause: unknown = error.cause; cause instanceof Error; cause = cause.cause) {
-      if (cause instanceof ApplicationFailure) return cause;
-    }
-  }
-  throw new Error(`the workflow failed without an ApplicationFailure: ${String(error)}`, { cause: error });
+  const failure = applicationFailureIn(error);
+  if (!failure) throw new Error(`the workflow failed without an ApplicationFailure: ${String(error)}`, { cause: error });
+  return failure;
 }

@@ -8,11 +8,11 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import { migrate } from '../../src/index.js';
 import { FakeVendor } from '../../activities/fake-vendor.js';
 import type { ChaosBatch } from './workflows.js';
+import { applicationFailureIn } from '../../dev/failures.js';
 import { startPostgres } from '../../dev/postgres.js';
 import { spawnExampleWorker } from '../../dev/worker-process.js';
 import type { WorkerProcess } from '../../dev/worker-process.js';
@@ -136,13 +136,7 @@ function batch(index: number, size: number): ChaosBatch {
 }
 
 function failureType(error: unknown): string {
-  if (error instanceof WorkflowFailedError) {
-    for (let cause: unknown = error.cause; cause instanceof Error; cause = cause.cause) {
-      if (cause instanceof ApplicationFailure) return cause.type ?? 'ApplicationFailure';
-    }
-    return error.cause?.name ?? 'WorkflowFailedError';
-  }
-  return error instanceof Error ? error.name : String(error);
+  return applicationFailureIn(error)?.type ?? (error instanceof Error ? error.name : String(error));
 }
 
 async function report(

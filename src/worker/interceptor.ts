@@ -11,6 +11,7 @@ import type { Claim, ClaimRequest } from '../store/index.js';
 import { retryFor } from './bounded-retry.js';
 import { claimRequestFor } from './call-identity.js';
 import { enterCall, leaveCall } from './current-call.js';
+import { errorText } from '../error-text.js';
 import { IDEMPOTENCY_FAILURE_TYPES } from '../failure-types.js';
 import { OutcomeUnknownError } from './errors.js';
 import type { LeaseKeeper } from './lease-keeper.js';
@@ -19,7 +20,7 @@ import type { ResolvedActivitySettings, ResolvedOptions } from './options.js';
 import { claimBusy, invalidKeyInput, keyReuse, orphanedClaim, storeUnavailable } from './refusals.js';
 import type { ResultCodec } from './result-codec.js';
 
-/** What a call that did not win the insert does next. */
+/** What an attempt does next with its key, once it knows who holds the claim. */
 type Step =
   /** Answer with this value; the activity is not called. */
   | { readonly kind: 'answer'; readonly value: unknown }
@@ -257,10 +258,6 @@ function cancelReason(context: Context): string {
   const reason: unknown = context.cancellationSignal.reason;
   if (reason instanceof Error) return reason.message || reason.name;
   return reason === undefined ? 'no reason given' : String(reason);
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
 function isIdempotencyFailure(type: string | undefined | null): type is string {

@@ -11,6 +11,7 @@ import {
   IdempotencyOrphanedClaim,
   IdempotencyStoreUnavailable,
 } from '../failure-types.js';
+import { errorText } from '../error-text.js';
 import type { InvalidKeyInputError } from '../key/index.js';
 import type { Claim, ClaimRequest } from '../store/index.js';
 
@@ -128,9 +129,4 @@ function detailsOf(claim: Claim, refused: ClaimRequest, reason: string): Refusal
     reason,
     refusedAttempt: refused.attempt,
   };
-}
-
-function errorText(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name;
-  return String(error);
 }

@@ -5,28 +5,15 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { defaultPayloadConverter } from '@temporalio/common';
-import type { ClaimRequest } from '../../src/index.js';
 import { EXIT } from '../../src/cli/errors.js';
 import { useTestSchema } from '../support/schema.js';
+import { claimRequest } from '../support/claims.js';
 import { runCli } from '../support/cli.js';
 
 const schema = useTestSchema(import.meta.filename);
 const cli = (...args: string[]) => runCli([...args, '--schema', schema.name, '--no-signal']);
 
-function request(overrides: Partial<ClaimRequest> = {}): ClaimRequest {
-  return {
-    key: randomUUID().replace(/-/g, ''),
-    fingerprint: 'fp',
-    namespace: 'default',
-    activityType: 'chargeCard',
-    workflowId: `wf-${randomUUID()}`,
-    runId: 'run-1',
-    activityId: '1',
-    attempt: 1,
-    claimedBy: 'host-a/100',
-    ...overrides,
-  };
-}
+const request = claimRequest;
 
 /** Seeds one claim in each state a person meets. */
 async function seed() {

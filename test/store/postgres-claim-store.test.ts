@@ -8,28 +8,15 @@ import {
   SchemaNotMigratedError,
   migrate,
 } from '../../src/index.js';
-import type { ClaimRequest } from '../../src/index.js';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { MIGRATIONS } from '../../src/store/migrations/index.js';
 import { useTestSchema } from '../support/schema.js';
+import { claimRequest } from '../support/claims.js';
 
 const schema = useTestSchema(import.meta.filename);
 const LEASE_MS = 30_000;
 
-function request(overrides: Partial<ClaimRequest> = {}): ClaimRequest {
-  return {
-    key: randomUUID().replace(/-/g, ''),
-    fingerprint: 'fp-1',
-    namespace: 'default',
-    activityType: 'chargeCard',
-    workflowId: 'wf-1',
-    runId: 'run-1',
-    activityId: '1',
-    attempt: 1,
-    claimedBy: 'test-host/1',
-    ...overrides,
-  };
-}
+const request = claimRequest;
 
 describe('PostgresClaimStore', () => {
   it('lets exactly one of 50 concurrent begins on one key win, each on its own connection', async () => {

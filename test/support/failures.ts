@@ -1,5 +1,6 @@
-/** Digs the ApplicationFailure an activity ended with out of a failed workflow's error. */
-import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+/** Digs the ApplicationFailure an activity ended with out of a failed workflow's result. */
+import type { ApplicationFailure } from '@temporalio/client';
+import { applicationFailureIn } from '../../dev/failures.js';
 
 export async function activityFailureOf(result: Promise<unknown>): Promise<ApplicationFailure> {
   const error = await result.then(
@@ -8,10 +9,7 @@ export async function activityFailureOf(result: Promise<unknown>): Promise<Appli
     },
     (error: unknown) => error,
   );
-  if (!(error instanceof WorkflowFailedError)) throw new Error(`expected a failed workflow, got ${String(error)}`, { cause: error });
-  // An activity's failure arrives wrapped in an ActivityFailure; a local activity's sometimes directly.
-  for (let cause: unknown = error.cause; cause instanceof Error; cause = cause.cause) {
-    if (cause instanceof ApplicationFailure) return cause;
-  }
-  throw new Error(`expected an ApplicationFailure in the workflow's failure chain, got ${String(error.cause)}`, { cause: error });
+  const failure = applicationFailureIn(error);
+  if (!failure) throw new Error(`expected a workflow failed by an ApplicationFailure, got ${String(error)}`, { cause: error });
+  return failure;
 }

@@ -4,6 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import type { WorkflowHandle } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
@@ -56,6 +57,28 @@ export function useTemporal(): TemporalTestContext {
 
 export function uniqueName(prefix: string): string {
   return `${prefix}-${randomUUID()}`;
+}
+
+export interface PendingFailure {
+  readonly type?: string | null;
+  readonly nonRetryable?: boolean | null;
+}
+
+/**
+ * Polls the workflow's pending activity until its last failure (of a retried attempt,
+ * which the history does not record) satisfies `wanted`, and returns it.
+ */
+export async function pendingActivityFailure(
+  handle: WorkflowHandle,
+  wanted: (failure: PendingFailure, attempt: number) => boolean,
+  timeoutMs = 20_000,
+): Promise<PendingFailure> {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(100)) {
+    const pending = (await handle.describe()).raw.pendingActivities?.[0];
+    const failure = pending?.lastFailure?.applicationFailureInfo;
+    if (failure && wanted(failure, pending?.attempt ?? 0)) return failure;
+  }
+  throw new Error(`no pending activity failure of the wanted kind within ${timeoutMs} ms`);
 }
 
 /** The failures of every failed activity attempt recorded in the workflow's history. */

@@ -21,7 +21,7 @@ import type { ChargeRequest } from '../../activities/index.js';
 import type { OrderInput } from '../../workflows/index.js';
 import { useTestSchema } from '../support/schema.js';
 import { activityFailedAt } from '../../dev/history.js';
-import { uniqueName, useTemporal } from '../support/temporal.js';
+import { pendingActivityFailure, uniqueName, useTemporal } from '../support/temporal.js';
 import { activityFailureOf } from '../support/failures.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { useExampleWorkers, useVendor } from '../support/example-workers.js';
@@ -119,12 +119,7 @@ describe('an earlier attempt that is still running', () => {
         workflowId: uniqueName('wf'),
         args: [{ activity: 'verySlow', args: [], startToCloseTimeoutMs: 2_500 }],
       });
-      let busy: { type?: string | null; nonRetryable?: boolean | null } | undefined;
-      while (!busy) {
-        busy = (await handle.describe()).raw.pendingActivities?.[0]?.lastFailure?.applicationFailureInfo ?? undefined;
-        if (!busy || busy.type !== IdempotencyClaimBusy) busy = undefined;
-        await sleep(100);
-      }
+      const busy = await pendingActivityFailure(handle, (failure) => failure.type === IdempotencyClaimBusy);
       return { result: await handle.result(), busy };
     });
     expect(busy.nonRetryable).toBeFalsy();

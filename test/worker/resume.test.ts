@@ -42,6 +42,28 @@ async function currentDetails(handle: WorkflowHandle): Promise<string> {
   return metadata.currentDetails ?? '';
 }
 
+/**
+ * Runs `resumableCallActivity` for `placeCall` on an intercepted worker, waits until the
+ * workflow reports the refused call, lets `operator` decide it, and returns the workflow's result.
+ */
+async function refuseThenResume(
+  activities: { placeCall: (request: CallRequest) => Promise<unknown> },
+  call: CallRequest,
+  operator: (pending: PendingRefusal, handle: WorkflowHandle) => Promise<void>,
+): Promise<unknown> {
+  const taskQueue = uniqueName('tq');
+  const interceptors = { activity: idempotencyInterceptors({ store: schema.store }) };
+  return temporal.withWorker({ taskQueue, activities, interceptors }, async () => {
+    const handle = await temporal.client.workflow.start('resumableCallActivity', {
+      taskQueue,
+      workflowId: uniqueName('wf'),
+      args: [{ activity: 'placeCall', args: [call] }],
+    });
+    await operator(await waitingOn(handle), handle);
+    return handle.result();
+  });
+}
+
 describe('a refused call, resumed by an operator', () => {
   it('after `resolve`, returns the resolved result; the vendor was called once', async () => {
     const call: CallRequest = { to: uniqueName('+49'), message: 'Your order shipped' };
@@ -54,22 +76,12 @@ describe('a refused call, resumed by an operator', () => {
         throw new Error('unreachable: after resolve the activity must not be called again');
       },
     };
-    const taskQueue = uniqueName('tq');
-    const interceptors = { activity: idempotencyInterceptors({ store: schema.store }) };
-    const result = await temporal.withWorker({ taskQueue, activities, interceptors }, async () => {
-      const handle = await temporal.client.workflow.start('resumableCallActivity', {
-        taskQueue,
-        workflowId: uniqueName('wf'),
-        args: [{ activity: 'placeCall', args: [call] }],
-      });
-      const pending = await waitingOn(handle);
+    const result = await refuseThenResume(activities, call, async (pending, handle) => {
       expect(pending.activityType).toBe('placeCall');
       expect(await currentDetails(handle)).toContain(`Waiting for an operator: placeCall was refused (IdempotencyOrphanedClaim), key ${pending.key}`);
-
       const resolved = await cli('resolve', pending.key, '--result', '{"id":"call_by_hand","status":"done"}');
       expect(resolved.code).toBe(0);
       expect(resolved.stderr).toContain(`Signalled workflow ${handle.workflowId}: resolved.`);
-      return handle.result();
     });
     expect(result).toEqual([{ id: 'call_by_hand', status: 'done' }]);
     expect(callsTo(call)).toHaveLength(1);
@@ -85,19 +97,10 @@ describe('a refused call, resumed by an operator', () => {
         return example.placeCall(request);
       },
     };
-    const taskQueue = uniqueName('tq');
-    const interceptors = { activity: idempotencyInterceptors({ store: schema.store }) };
-    const result = await temporal.withWorker({ taskQueue, activities, interceptors }, async () => {
-      const handle = await temporal.client.workflow.start('resumableCallActivity', {
-        taskQueue,
-        workflowId: uniqueName('wf'),
-        args: [{ activity: 'placeCall', args: [call] }],
-      });
-      const pending = await waitingOn(handle);
+    const result = await refuseThenResume(activities, call, async (pending) => {
       expect(callsTo(call)).toHaveLength(0); // the operator checks the vendor: nothing there
       const released = await cli('release', pending.key);
       expect(released.code).toBe(0);
-      return handle.result();
     });
     expect(callsTo(call)).toHaveLength(1);
     expect(result).toEqual([{ id: callsTo(call)[0]!.id, status: 'done' }]);

@@ -3,12 +3,11 @@
  * claim. It fails retryably, and once Postgres is back it runs, once.
  */
 import pg from 'pg';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IdempotencyStoreUnavailable, PostgresClaimStore, idempotencyInterceptors, migrate } from '../../src/index.js';
 import { startPostgres } from '../../dev/postgres.js';
 import type { PostgresServer } from '../../dev/postgres.js';
-import { uniqueName, useTemporal } from '../support/temporal.js';
+import { pendingActivityFailure, uniqueName, useTemporal } from '../support/temporal.js';
 
 const temporal = useTemporal();
 // Its own server: stopping the shared one would break the other test files.
@@ -39,7 +38,8 @@ describe('Postgres unreachable before the call', () => {
         workflowId: uniqueName('wf'),
         args: [{ activity: 'sendInvoice', args: ['ap@example.com'], maximumAttempts: 100 }],
       });
-      const lastFailure = await waitForRetriedFailure(handle);
+      // Two attempts failed: the one the outage hit, and a retry that found it still down.
+      const lastFailure = await pendingActivityFailure(handle, (_, attempt) => attempt >= 3);
       expect(lastFailure.type).toBe(IdempotencyStoreUnavailable);
       expect(lastFailure.nonRetryable).toBeFalsy();
       expect(bodyRuns).toBe(0);
@@ -55,16 +55,3 @@ describe('Postgres unreachable before the call', () => {
     expect(rows[0].attempt).toBeGreaterThanOrEqual(2);
   });
 });
-
-type Handle = Awaited<ReturnType<typeof temporal.client.workflow.start>>;
-
-/** Polls the workflow until its activity has failed at least twice, and returns that failure. */
-async function waitForRetriedFailure(handle: Handle): Promise<{ type?: string | null; nonRetryable?: boolean | null }> {
-  for (let i = 0; i < 200; i++) {
-    const pending = (await handle.describe()).raw.pendingActivities?.[0];
-    const info = pending?.lastFailure?.applicationFailureInfo;
-    if ((pending?.attempt ?? 0) >= 3 && info) return info;
-    await sleep(100);
-  }
-  throw new Error('the activity did not fail and retry within 20 s');
-}
