@@ -6,6 +6,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { keyToUuid } from '../key/index.js';
+import { IdempotencyError } from '../errors.js';
 import type { Claim } from '../store/index.js';
 import type { OutcomeVerdict } from './outcome-classification.js';
 
@@ -31,8 +32,9 @@ export function currentCallOf(context: Context): CurrentCall | undefined {
 }
 
 /** Raised by the key accessors when called where there is no intercepted activity. */
-export class IdempotencyContextError extends Error {
+export class IdempotencyContextError extends IdempotencyError {
   override readonly name = 'IdempotencyContextError';
+  readonly code = 'no-intercepted-activity';
 }
 
 /**

@@ -6,6 +6,7 @@ import type { Context } from '@temporalio/activity';
 import { Runtime } from '@temporalio/worker';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { setDefaultStoreLogger } from '../store/index.js';
+import { UNKEYED } from '../key/index.js';
 import { auditLedgerInterceptors } from './audit-interceptor.js';
 import { IdempotencyConfigError } from './errors.js';
 import { leaseKeeperFor } from './lease-keeper.js';
@@ -37,6 +38,7 @@ export function idempotencyInterceptors(options: IdempotencyOptions): ActivityIn
   });
   const deps = {
     options: resolved,
+    keyFormats: resolved.store.keyFormats ?? { current: UNKEYED, previous: [] },
     codec: new ResultCodec(resolved.payloadConverter, resolved.payloadCodecs),
     leases: leaseKeeperFor(resolved.store, resolved.leaseMs, (error) =>
       runtimeLogger().warn('Idempotency: renewing claim leases failed; they lapse if this persists', { error }),
@@ -59,5 +61,8 @@ export function idempotencyInterceptors(options: IdempotencyOptions): ActivityIn
     return { inbound: new IdempotentActivityInboundInterceptor(context, deps) };
   };
   // Audit inside idempotency: Idempotent(Recording(activity)), so a replay never reaches the ledger.
-  return resolved.auditLedger ? [idempotency, ...auditLedgerInterceptors({ ledger: resolved.auditLedger })] : [idempotency];
+  const audit = resolved.auditLedger
+    ? auditLedgerInterceptors({ ledger: resolved.auditLedger, payloadConverter: resolved.payloadConverter, payloadCodecs: resolved.payloadCodecs })
+    : [];
+  return [idempotency, ...audit];
 }

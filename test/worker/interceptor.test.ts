@@ -157,7 +157,8 @@ describe('refusals', () => {
         const failure = await activityFailureOf(handle.result());
         expect(failure.type).toBe(IdempotencyOrphanedClaim);
         expect(failure.nonRetryable).toBe(true);
-        expect(failure.message).toMatch(/marked its outcome unknown \(OutcomeUnknownError: socket closed/);
+        expect(failure.message).toMatch(/marked its outcome unknown \(the activity threw OutcomeUnknownError\)/);
+        expect(failure.message).not.toContain('socket closed after the request was sent');
         const details = failure.details?.[0] as RefusalDetails;
         expect(details).toMatchObject({ activityType: 'placeCall', workflowId, attempt: 1, reason: 'outcome-unknown' });
         expect(details.key).toMatch(/^[0-9a-f]{64}$/);
