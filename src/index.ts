@@ -17,6 +17,7 @@ export {
 } from './failure-types.js';
 export type { IdempotencyFailureType } from './failure-types.js';
 export { idempotencyInterceptors } from './worker/registration.js';
+export { IdempotencyPlugin, WORKFLOW_INTERCEPTORS_MODULE } from './worker/plugin.js';
 export { IdempotentActivityInbound, IdempotentActivityInboundInterceptor } from './worker/interceptor.js';
 export { AuditedActivityInbound, AuditedActivityInboundInterceptor, auditLedgerInterceptors } from './worker/audit-interceptor.js';
 export { IdempotencyContextError, idempotencyHeaders, idempotencyKey } from './worker/current-call.js';

@@ -215,7 +215,15 @@ ORDER BY refused_at`,
     });
   }
 
-  /** Forgets a waiter once it has been told. */
+  /** Notes that a waiter was told of a decision; it stays, so `resume` reaches it again if it still waits. */
+  async markSignalled(waiter: Pick<Waiter, 'key' | 'namespace' | 'workflowId'>): Promise<void> {
+    await this.pool.query(
+      `UPDATE ${this.waiters} SET signalled_at = now() WHERE key = $1 AND namespace = $2 AND workflow_id = $3`,
+      [waiter.key, waiter.namespace, waiter.workflowId],
+    );
+  }
+
+  /** Forgets a waiter whose workflow is closed: nothing waits there any more. */
   async forgetWaiter(waiter: Pick<Waiter, 'key' | 'namespace' | 'workflowId'>): Promise<void> {
     await this.pool.query(`DELETE FROM ${this.waiters} WHERE key = $1 AND namespace = $2 AND workflow_id = $3`, [
       waiter.key,
@@ -224,13 +232,25 @@ ORDER BY refused_at`,
     ]);
   }
 
-  /** What `prune(olderThanMs)` would delete: completed claims finished before the cutoff, never an open one. */
+  /**
+   * SQL: no workflow may still need this record. A waiter that was never told of a decision (its
+   * signal failed), or told within the horizon, may still call again and must find the record.
+   */
+  private noWaiterNeeds(claims: string): string {
+    return `NOT EXISTS (
+  SELECT 1 FROM ${this.waiters} AS waiter
+  WHERE waiter.key = ${claims}.key
+    AND (waiter.signalled_at IS NULL OR waiter.signalled_at >= now() - $1::float8 * interval '1 millisecond'))`;
+  }
+
+  /** What `prune(olderThanMs)` would delete: completed claims finished before the cutoff that nobody may still need. */
   async pruneSummary(olderThanMs: number): Promise<PruneSummary> {
     const { rows } = await this.pool.query<{ activity_type: string; count: number; oldest: Date; newest: Date }>(
       `
 SELECT activity_type, count(*)::integer AS count, min(finished_at) AS oldest, max(finished_at) AS newest
-FROM ${this.claims}
+FROM ${this.claims} AS claims
 WHERE state = 'completed' AND finished_at < now() - $1::float8 * interval '1 millisecond'
+  AND ${this.noWaiterNeeds('claims')}
 GROUP BY activity_type
 ORDER BY activity_type`,
       [olderThanMs],
@@ -243,20 +263,24 @@ ORDER BY activity_type`,
     };
   }
 
-  /** Deletes completed claims finished before the cutoff (never one without an outcome); returns how many. */
+  /**
+   * Deletes completed claims finished before the cutoff; never one without an outcome, nor one a
+   * waiting workflow may still need. Returns how many.
+   */
   async prune(olderThanMs: number, options: { reason?: string | undefined } = {}): Promise<number> {
     return inTransaction(this.pool, async (client) => {
       const { rowCount } = await client.query(
         `
-DELETE FROM ${this.claims}
-WHERE state = 'completed' AND finished_at < now() - $1::float8 * interval '1 millisecond'`,
+DELETE FROM ${this.claims} AS claims
+WHERE state = 'completed' AND finished_at < now() - $1::float8 * interval '1 millisecond'
+  AND ${this.noWaiterNeeds('claims')}`,
         [olderThanMs],
       );
-      // Waiters of keys that no longer have a claim, refused before the cutoff, wait for nothing.
+      // Waiters told of a decision before the cutoff, whose key has no claim left, wait for nothing here.
       await client.query(
         `
 DELETE FROM ${this.waiters} AS waiter
-WHERE refused_at < now() - $1::float8 * interval '1 millisecond'
+WHERE signalled_at < now() - $1::float8 * interval '1 millisecond'
   AND NOT EXISTS (SELECT 1 FROM ${this.claims} AS claim WHERE claim.key = waiter.key)`,
         [olderThanMs],
       );

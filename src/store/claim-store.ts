@@ -148,4 +148,6 @@ export interface ClaimStore {
   addWaiter(waiter: Waiter): Promise<void>;
   /** The audit ledger kept beside the claims, when this store has one. */
   auditLedger?(): AuditLedger;
+  /** Releases what the store holds of its own (connections it opened); the pool it was given stays open. */
+  close?(): Promise<void>;
 }

@@ -35,6 +35,7 @@ import { pgText } from './pg-text.js';
 import { defaultStoreLogger } from './store-logger.js';
 import type { StoreLogger } from './store-logger.js';
 import { sha256Hex } from '../key/index.js';
+import { retryFor } from '../bounded-retry.js';
 
 export interface PostgresClaimStoreOptions extends TrustOptions {
   /**
@@ -229,7 +230,14 @@ export class PostgresClaimStore implements ClaimStore {
     try {
       return await this.insertClaim(request, token, leaseMs);
     } catch (error) {
-      await this.pool.query(this.statements.undoClaim, [requestKeys(request), token]).catch(() => undefined);
+      // Postgres may be restarting: keep trying in the background, for as long as the lease would keep
+      // a retry waiting, so that retry finds the key free instead of a claim it must refuse.
+      void retryFor(leaseMs * 2, () => this.pool.query(this.statements.undoClaim, [requestKeys(request), token])).catch((undoError: unknown) =>
+        this.logger.warn('Idempotency: could not undo a claim whose insert may have committed; a retry will find it and refuse', {
+          idempotencyKey: request.key,
+          error: undoError instanceof Error ? undoError.message : String(undoError),
+        }),
+      );
       throw error;
     }
   }
@@ -312,7 +320,11 @@ function requestKeys(request: ClaimRequest): string[] {
   return [request.key, ...request.aliases.map((alias) => alias.key)];
 }
 
-/** What the store's own LISTEN connection connects with: the pool's settings. */
+/**
+ * What the store's own LISTEN connection connects with: the pool's settings, with a connect timeout
+ * and TCP keepalive, so a connection that a failover left half-open is noticed and replaced.
+ */
 function connectionConfigOf(pool: pg.Pool): pg.ClientConfig {
-  return (pool as unknown as { options?: pg.ClientConfig }).options ?? {};
+  const options = (pool as unknown as { options?: pg.ClientConfig }).options ?? {};
+  return { ...options, connectionTimeoutMillis: options.connectionTimeoutMillis || 5_000, keepAlive: true };
 }

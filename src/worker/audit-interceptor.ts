@@ -15,6 +15,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { PayloadCodec, PayloadConverter } from '@temporalio/common';
 import type { AuditLedger, LedgerCall, LedgerError, LedgerOutcome } from '../store/index.js';
 import { errorClass } from './outcome-classification.js';
+import { NotSentError } from './errors.js';
 import { ResultCodec } from './result-codec.js';
 import { currentCallOf } from './current-call.js';
 import type { CurrentCall } from './current-call.js';
@@ -29,8 +30,11 @@ export class AuditedActivityInboundInterceptor implements ActivityInboundCallsIn
   async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
     const current = this.currentCall();
     const call = this.ledgerCall(current);
-    // If this append fails, the error tells the idempotency interceptor nothing went out, which is true.
-    await this.ledger.recordStart(call);
+    // If this append fails, nothing went out: say so in the one way the classification cannot misread,
+    // or a connection reset from the ledger's own database would look like the vendor call's.
+    await this.ledger.recordStart(call).catch((error: unknown) => {
+      throw new NotSentError('The audit ledger could not record the start of the call, so it was not made.', { cause: error });
+    });
     try {
       const result = await next(input);
       await this.finish(call, 'completed', null);

@@ -8,7 +8,7 @@ import type { Context } from '@temporalio/activity';
 import { CompleteAsyncError } from '@temporalio/common';
 import type { Payload } from '@temporalio/common';
 import type { Claim, HeldClaim, OutcomeNote } from '../store/index.js';
-import { retryFor } from './bounded-retry.js';
+import { retryFor } from '../bounded-retry.js';
 import { errorText } from '../error-text.js';
 import { IdempotencyError } from '../errors.js';
 import type { InterceptorDependencies } from './interceptor.js';
@@ -20,6 +20,8 @@ import { orphanedClaim } from './refusals.js';
 export class CallSettlement {
   private readonly verdicts = new WeakMap<object, OutcomeVerdict>();
   private lostReported = false;
+  /** Set once this attempt writes its outcome: from then on a row no longer `claimed` is its own doing. */
+  private settling = false;
 
   constructor(
     private readonly context: Context,
@@ -47,6 +49,7 @@ export class CallSettlement {
    * result (the workflow must know) and leave the claim, so a replay refuses instead of repeating.
    */
   async succeeded(result: unknown): Promise<void> {
+    this.settling = true;
     let payload: Payload;
     try {
       payload = await this.deps.codec.encode(result);
@@ -71,6 +74,7 @@ export class CallSettlement {
    * over and calls again with the same key, which the vendor answers with its original response.
    */
   async failed(error: unknown): Promise<unknown> {
+    this.settling = true;
     if (error instanceof CompleteAsyncError) {
       // The outcome goes to Temporal through the client, never here: later attempts must refuse at once.
       const note = 'the activity completes asynchronously; its outcome went to Temporal, not to this store';
@@ -84,13 +88,15 @@ export class CallSettlement {
 
   /** Nothing was sent (the attempt was cancelled before the call): give the claim back. */
   async releaseUnsent(error: unknown): Promise<unknown> {
+    this.settling = true;
     await this.release();
     return error;
   }
 
   /** Told by the lease keeper: the claim is no longer ours (released, resolved or taken over meanwhile). */
   lost(): void {
-    if (this.lostReported) return;
+    // A renewal racing this attempt's own record finds the row completed: that is no loss.
+    if (this.lostReported || this.settling) return;
     this.lostReported = true;
     this.context.log.error(
       'Idempotency: this attempt lost its claim while its call ran (an operator released or resolved it, or another ' +
@@ -116,8 +122,23 @@ export class CallSettlement {
     );
     if (marked === false) this.warnClaimChanged('mark its outcome unknown');
     if (rethrow !== undefined) return rethrow;
+    await this.noteWaiter();
     const shownDetail = this.deps.options.payloadCodecs.length > 0 ? null : why.detail;
     return orphanedClaim({ ...this.claim, state: 'unknown', outcomeNote: why.summary }, this.claim, shownDetail);
+  }
+
+  /**
+   * This attempt's workflow is refused next: on record as waiting, so `prune` keeps the key's record
+   * until it has been told of a decision. Best effort: the refusal stands either way.
+   */
+  private async noteWaiter(): Promise<void> {
+    const { key, namespace, workflowId, runId, activityType } = this.claim;
+    if (workflowId === null) return;
+    await this.deps.options.store
+      .addWaiter({ key, namespace, workflowId, runId, activityType })
+      .catch((error: unknown) =>
+        this.context.log.error('Idempotency: could not note the refused workflow as waiting on the key', { idempotencyKey: key, error }),
+      );
   }
 
   /** An operator resolved or released the claim (with --force) while the call ran: theirs stands. */

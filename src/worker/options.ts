@@ -27,8 +27,11 @@ export interface ActivityIdempotencyOptions {
    * are still fingerprinted, so a key reused for a different action is refused.
    */
   readonly key?: (call: { readonly args: readonly unknown[]; readonly info: Info }) => string;
-  /** Return true for an error after which the call may or may not have happened. */
-  readonly isAmbiguous?: (error: unknown) => boolean;
+  /**
+   * Return true (anything truthy) for an error after which the call may or may not have happened.
+   * It can only add ambiguity: to say "nothing was sent", throw `NotSentError` from the activity.
+   */
+  readonly isAmbiguous?: (error: unknown) => unknown;
   /**
    * The vendor dedups on the key the activity passes it (`idempotencyKey()`), so on an orphaned
    * claim the activity may run again with the same key: the vendor answers the repeat with its
@@ -69,7 +72,7 @@ export interface ResolvedActivitySettings {
   readonly scope: Scope;
   readonly keyArgs: ((args: readonly unknown[]) => unknown) | undefined;
   readonly key: ActivityIdempotencyOptions['key'];
-  readonly isAmbiguous: ((error: unknown) => boolean) | undefined;
+  readonly isAmbiguous: ((error: unknown) => unknown) | undefined;
   readonly vendorDedup: boolean;
 }
 

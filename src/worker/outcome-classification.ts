@@ -6,8 +6,8 @@
  * The order, first match wins:
  * 1. the activity's own word: `OutcomeUnknownError` (ambiguous) or `NotSentError`
  *    (definite), the nearest one in the cause chain;
- * 2. the activity type's `isAmbiguous(error)` returning true (a classifier that throws
- *    counts as ambiguous, and the note says so);
+ * 2. the activity type's `isAmbiguous(error)` returning anything truthy (a classifier that
+ *    throws counts as ambiguous, and the note says so);
  * 3. cancellation while the call ran (worker shutdown, timeout, workflow cancel);
  * 4. the transport: a request or response in flight (see transport-errors.ts);
  * 5. anything else: definite.
@@ -25,7 +25,7 @@ export interface OutcomeVerdict {
 }
 
 export interface ClassificationContext {
-  readonly isAmbiguous: ((error: unknown) => boolean) | undefined;
+  readonly isAmbiguous: ((error: unknown) => unknown) | undefined;
   /** Set when the activity was cancelled while it ran; the text says why. */
   readonly cancelled: string | undefined;
 }
@@ -39,7 +39,8 @@ export function classifyOutcome(error: unknown, context: ClassificationContext):
   }
   if (context.isAmbiguous) {
     try {
-      if (context.isAmbiguous(error) === true) return verdict(true, `isAmbiguous matched the activity's ${errorClass(error)}${during}`);
+      // Any truthy answer counts (a regex match, a status code): in doubt, the claim is kept.
+      if (context.isAmbiguous(error)) return verdict(true, `isAmbiguous matched the activity's ${errorClass(error)}${during}`);
     } catch (classifierError) {
       return verdict(
         true,

@@ -101,6 +101,13 @@ async function decideWhileWorkflowWorkerIsDown(
 }
 
 describe('a decision that reaches the workflow together with its refusal', () => {
+  it('after `release`, is not lost either: the workflow calls again for real, once', async () => {
+    const { result, bodies, pending } = await decideWhileWorkflowWorkerIsDown(async (key) => expect((await cli('release', key)).code).toBe(0));
+    expect(pending).toEqual([]);
+    expect(result).toEqual([{ id: 'placed_after_release' }]);
+    expect(bodies).toBe(2);
+  });
+
   it('is not lost: after `resolve`, the workflow continues with the resolved result', async () => {
     let refused = '';
     const { result, bodies, pending } = await decideWhileWorkflowWorkerIsDown(async (key, handle) => {
@@ -115,9 +122,10 @@ describe('a decision that reaches the workflow together with its refusal', () =>
     expect(result).toEqual([{ id: 'call_by_hand' }]);
   });
 
-  it('after `release`, `resume KEY` (the remedy for a lost signal) reaches the waiting workflow', async () => {
+  it('after `release` with the signal lost, `resume KEY` reaches the waiting workflow', async () => {
     const { result, bodies } = await decideWhileWorkflowWorkerIsDown(
-      async (key) => expect((await cli('release', key)).code).toBe(0),
+      // The signal is lost (here: not sent); the released claim no longer names its workflow.
+      async (key) => expect((await cli('release', key, '--no-signal')).code).toBe(0),
       async (key, handle) => {
         // The workflow now waits, showing the key in its pending query; the operator runs the documented remedy.
         await until(async () => ((await handle.query<unknown[]>('temporal-idempotency.pending')) ?? []).length === 1);

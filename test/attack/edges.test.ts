@@ -106,13 +106,12 @@ describe('the CLI signals the namespace the waiting workflow is in', () => {
         TEMPORAL_ADDRESS: inject('temporalAddress'),
         TEMPORAL_NAMESPACE: 'payments-staging',
       });
-      // Fails today: the claim records namespace "default", but the env var wins; the "namespace not found"
-      // error matches /not found/, so the CLI says the workflow is not running, forgets it, and exits 0.
+      // The claim's own namespace wins: the workflow is signalled where it runs, and calls again for real.
       expect(released.stderr).not.toMatch(/is not running/);
-      expect(released.code).not.toBe(0);
-      // Meanwhile the workflow is still waiting on the key.
-      expect((await handle.query<PendingRefusal[]>(PENDING_REFUSALS_QUERY)).map((p) => p.key)).toContain(key);
-      await handle.terminate();
+      expect(released.stderr).toContain(`Signalled workflow ${handle.workflowId}: released.`);
+      expect(released.code).toBe(0);
+      expect(await handle.result()).toEqual([{ id: 'placed' }]);
+      expect(bodies).toBe(2);
     });
   });
 });
