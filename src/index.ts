@@ -22,7 +22,7 @@ export { IdempotentActivityInbound, IdempotentActivityInboundInterceptor } from 
 export { AuditedActivityInbound, AuditedActivityInboundInterceptor, auditLedgerInterceptors } from './worker/audit-interceptor.js';
 export { IdempotencyContextError, idempotencyHeaders, idempotencyKey } from './worker/current-call.js';
 export { IdempotencyConfigError, NotSentError, OutcomeUnknownError } from './worker/errors.js';
-export type { ActivityIdempotencyOptions, IdempotencyOptions } from './worker/options.js';
+export type { ActivityIdempotencyOptions, ActivitySettings, AnyActivity, IdempotencyOptions } from './worker/options.js';
 export type { RefusalDetails } from './worker/refusals.js';
 export {
   ClaimChangeRefusedError,

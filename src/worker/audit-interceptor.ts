@@ -17,7 +17,7 @@ import type { AuditLedger, LedgerCall, LedgerError, LedgerOutcome } from '../sto
 import { errorClass } from './outcome-classification.js';
 import { NotSentError } from './errors.js';
 import { ResultCodec } from './result-codec.js';
-import { currentCallOf } from './current-call.js';
+import { currentCallOf, isUnguarded } from './current-call.js';
 import type { CurrentCall } from './current-call.js';
 
 export class AuditedActivityInboundInterceptor implements ActivityInboundCallsInterceptor {
@@ -28,6 +28,8 @@ export class AuditedActivityInboundInterceptor implements ActivityInboundCallsIn
   ) {}
 
   async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
+    // An activity configured as not a write (a read, a poll) makes no external write to record.
+    if (isUnguarded(this.context)) return next(input);
     const current = this.currentCall();
     const call = this.ledgerCall(current);
     // If this append fails, nothing went out: say so in the one way the classification cannot misread,

@@ -22,7 +22,7 @@ import type {
 } from '@temporalio/worker';
 import { IdempotencyConfigError } from './errors.js';
 import { nearestName } from './options.js';
-import type { IdempotencyOptions } from './options.js';
+import type { AnyActivity, IdempotencyOptions } from './options.js';
 import { idempotencyInterceptors } from './registration.js';
 
 /** The workflow interceptors module, as the bundler needs it: a file path (compiled, or the source in this repository). */
@@ -34,12 +34,12 @@ export const WORKFLOW_INTERCEPTORS_MODULE: string = (() => {
   return fileURLToPath(new URL('../workflow/interceptors.js', import.meta.url));
 })();
 
-export class IdempotencyPlugin implements WorkerPlugin, BundlerPlugin {
+export class IdempotencyPlugin<Activities extends object = Record<string, AnyActivity>> implements WorkerPlugin, BundlerPlugin {
   readonly name = 'temporal-idempotency';
   private readonly activityInterceptors: ActivityInterceptorsFactory[];
 
   /** Validates the options now, like `idempotencyInterceptors()`, so a mistake fails where the worker is built. */
-  constructor(private readonly options: IdempotencyOptions) {
+  constructor(private readonly options: IdempotencyOptions<Activities>) {
     this.activityInterceptors = idempotencyInterceptors(options);
   }
 
@@ -93,7 +93,7 @@ function withModule(modules: readonly string[] | undefined): string[] {
 }
 
 /** A setting for an activity the worker does not register is a mistake: usually a misspelling. */
-function checkActivityNames(options: IdempotencyOptions, activities: WorkerOptions['activities']): void {
+function checkActivityNames(options: IdempotencyOptions<object>, activities: WorkerOptions['activities']): void {
   if (!activities) return;
   const registered = Object.keys(activities);
   for (const name of Object.keys(options.activities ?? {})) {

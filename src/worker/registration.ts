@@ -13,8 +13,9 @@ import { leaseKeeperFor } from './lease-keeper.js';
 import { IdempotentActivityInboundInterceptor } from './interceptor.js';
 import { IdempotencyMetrics } from './metrics.js';
 import { resolveOptions } from './options.js';
-import type { IdempotencyOptions } from './options.js';
+import type { AnyActivity, IdempotencyOptions } from './options.js';
 import { misconfigured } from './refusals.js';
+import { markUnguarded } from './current-call.js';
 import { ResultCodec } from './result-codec.js';
 
 /** Activity executions an idempotency interceptor already guards: a second one would wait on the first's claim. */
@@ -28,7 +29,9 @@ const guarded = new WeakSet<Context>();
  * Worker.create({ ..., interceptors: { activity: [...idempotencyInterceptors({ store })] } });
  * ```
  */
-export function idempotencyInterceptors(options: IdempotencyOptions): ActivityInterceptorsFactory[] {
+export function idempotencyInterceptors<Activities extends object = Record<string, AnyActivity>>(
+  options: IdempotencyOptions<Activities>,
+): ActivityInterceptorsFactory[] {
   const resolved = resolveOptions(options);
   const runtimeLogger = () => Runtime.instance().logger;
   // Stores without a logger of their own report to the worker's Runtime logger from now on.
@@ -58,6 +61,8 @@ export function idempotencyInterceptors(options: IdempotencyOptions): ActivityIn
       );
     }
     guarded.add(context);
+    // Not a write (a read, a poll): no claim, no record; it runs on every attempt, as without the library.
+    if (!resolved.settingsFor(context.info.activityType, context.log).guarded) return markUnguarded(context);
     return { inbound: new IdempotentActivityInboundInterceptor(context, deps) };
   };
   // Audit inside idempotency: Idempotent(Recording(activity)), so a replay never reaches the ledger.
