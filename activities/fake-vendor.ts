@@ -30,9 +30,11 @@ export interface VendorRequest {
 
 /**
  * `slow` waits a second before performing, so a concurrent repeat meets the request in flight;
- * `stall-body` performs, sends the status line and half the body, and never finishes it.
+ * `stall-body` performs, sends the status line and half the body, and never finishes it;
+ * `hang-before-performing` holds the request unprocessed, and drops it unperformed (its key
+ * forgotten) when the caller goes away, as a vendor does with a request it never got to.
  */
-type Fault = 'unavailable' | 'hang-after-performing' | 'slow' | 'stall-body';
+type Fault = 'unavailable' | 'hang-after-performing' | 'slow' | 'stall-body' | 'hang-before-performing';
 
 interface KeyedResponse {
   readonly route: string;
@@ -40,7 +42,7 @@ interface KeyedResponse {
   response: { status: number; body: unknown } | null;
 }
 
-export class FakeVendor extends EventEmitter<{ performed: [VendorAction] }> {
+export class FakeVendor extends EventEmitter<{ performed: [VendorAction]; held: [string] }> {
   /** Every request received, per route, whatever became of it. */
   readonly requests = new Map<string, number>();
   /** Actions actually performed: a charge made, a call placed. */
@@ -83,6 +85,18 @@ export class FakeVendor extends EventEmitter<{ performed: [VendorAction] }> {
     return this.requests.get(route) ?? 0;
   }
 
+  /** Resolves when the next request to `route` is held unperformed (`hang-before-performing`). */
+  nextHeld(route: string): Promise<void> {
+    return new Promise((resolve) => {
+      const onHeld = (heldRoute: string) => {
+        if (heldRoute !== route) return;
+        this.off('held', onHeld);
+        resolve();
+      };
+      this.on('held', onHeld);
+    });
+  }
+
   /** Resolves with the next action performed on `route`. */
   nextAction(route: string): Promise<VendorAction> {
     return new Promise((resolve) => {
@@ -102,6 +116,7 @@ export class FakeVendor extends EventEmitter<{ performed: [VendorAction] }> {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method === 'GET' && req.url?.startsWith(LOOKUP_PREFIX)) return this.lookup(req, res);
     const route = `${req.method} ${req.url}`;
     this.requests.set(route, this.requestsTo(route) + 1);
     const text = await readText(req);
@@ -126,6 +141,12 @@ export class FakeVendor extends EventEmitter<{ performed: [VendorAction] }> {
     if (fault === 'unavailable') {
       logAs('unavailable');
       return reply(res, 503, { error: 'temporarily unavailable; nothing was done' });
+    }
+    if (fault === 'hang-before-performing') {
+      logAs('unavailable');
+      this.hanging.add(res);
+      this.emit('held', route);
+      return;
     }
     const entry: KeyedResponse = { route, body: text, response: null };
     if (idempotencyKey) this.byKey.set(idempotencyKey, entry);
@@ -152,10 +173,30 @@ export class FakeVendor extends EventEmitter<{ performed: [VendorAction] }> {
     if (!res.destroyed) reply(res, entry.response.status, entry.response.body);
   }
 
+  /**
+   * `GET /v1/requests/<idempotency key>`: what became of a request sent with that key, as vendors
+   * that dedup on a key let you ask. 200 with the stored response, 404 when no request with the key
+   * ever arrived, 409 while it is still being processed, 503 when scripted (`script(LOOKUP_ROUTE, 'unavailable')`).
+   */
+  private async lookup(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    this.requests.set(LOOKUP_ROUTE, this.requestsTo(LOOKUP_ROUTE) + 1);
+    req.resume();
+    if (this.faults.get(LOOKUP_ROUTE)?.shift() === 'unavailable') return reply(res, 503, { error: 'lookup temporarily unavailable' });
+    const key = decodeURIComponent(req.url!.slice(LOOKUP_PREFIX.length));
+    const keyed = this.byKey.get(key);
+    if (!keyed) return reply(res, 404, { error: 'no request with this idempotency key' });
+    if (!keyed.response) return reply(res, 409, { error: 'a request with this key is still being processed' });
+    return reply(res, 200, { status: 'performed', response: keyed.response.body });
+  }
+
   private async jitter(): Promise<void> {
     if (this.options.latencyMs) await sleep(Math.random() * this.options.latencyMs);
   }
 }
+
+/** Where the vendor answers "what became of the request with this key?". */
+export const LOOKUP_ROUTE = 'GET /v1/requests';
+const LOOKUP_PREFIX = '/v1/requests/';
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

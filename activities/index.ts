@@ -6,6 +6,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { NotSentError, OutcomeUnknownError, idempotencyHeaders } from '../src/index.js';
+import type { ActivityIdempotencyOptions, Reconciliation } from '../src/index.js';
 
 export interface ChargeRequest {
   readonly orderId: string;
@@ -41,6 +42,30 @@ export function createActivities(options: { vendorUrl: string; requestTimeoutMs?
 }
 
 export type ExampleActivities = ReturnType<typeof createActivities>;
+
+/**
+ * Settings for the example activities: each is reconciled by asking the vendor, by the idempotency
+ * key the call carried, what became of it, before a claim without an outcome is refused.
+ */
+export function exampleActivitySettings(options: { vendorUrl: string }): {
+  chargeCard: ActivityIdempotencyOptions<Parameters<ExampleActivities['chargeCard']>>;
+  placeCall: ActivityIdempotencyOptions<Parameters<ExampleActivities['placeCall']>>;
+} {
+  const reconcile = ({ key, signal }: { key: string; signal: AbortSignal }) => lookUpByKey(options.vendorUrl, key, signal);
+  return { chargeCard: { reconcile }, placeCall: { reconcile } };
+}
+
+/**
+ * "Did the request with this key happen?" The vendor dedups on the same key, and the call always
+ * carries it, so "no request with this key" means nothing the orphaned call sent can still act.
+ */
+export async function lookUpByKey(baseUrl: string, key: string, signal?: AbortSignal): Promise<Reconciliation> {
+  const response = await fetch(new URL(`/v1/requests/${encodeURIComponent(key)}`, baseUrl), signal ? { signal } : {});
+  if (response.status === 404) return { outcome: 'not-happened' };
+  if (!response.ok) return { outcome: 'unknown', reason: `the vendor's lookup answered ${response.status}` };
+  const { response: receipt } = (await response.json()) as { response: VendorReceipt };
+  return { outcome: 'happened', result: receipt };
+}
 
 async function postToVendor(baseUrl: string, path: string, body: unknown, timeoutMs: number): Promise<VendorReceipt> {
   // Abort on our own timeout, or when Temporal cancels the activity (worker shutdown, workflow cancel).

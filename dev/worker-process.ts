@@ -28,6 +28,8 @@ export interface ExampleWorkerOptions {
   readonly leaseMs?: number;
   /** Activity types declared `vendorDedup`. */
   readonly vendorDedup?: readonly string[];
+  /** Reconcile orphaned calls with the vendor's lookup before refusing them. */
+  readonly reconcile?: boolean;
 }
 
 export async function spawnExampleWorker(options: ExampleWorkerOptions): Promise<WorkerProcess> {
@@ -43,6 +45,7 @@ export async function spawnExampleWorker(options: ExampleWorkerOptions): Promise
       ...(options.workflowBundlePath ? { WORKFLOW_BUNDLE: options.workflowBundlePath } : {}),
       ...(options.leaseMs ? { IDEMPOTENCY_LEASE_MS: String(options.leaseMs) } : {}),
       ...(options.vendorDedup ? { VENDOR_DEDUP: options.vendorDedup.join(',') } : {}),
+      ...(options.reconcile ? { RECONCILE: '1' } : {}),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

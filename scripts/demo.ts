@@ -6,8 +6,11 @@
  * separate process. Then:
  *   1. a charge meets a transient vendor error, is retried, and goes out once;
  *   2. the workflow is reset and re-run: the charge answers from its record;
- *   3. the worker is killed with SIGKILL mid-call; the retry is refused with
- *      IdempotencyOrphanedClaim instead of calling the customer twice.
+ *   3. the worker is killed with SIGKILL right after the vendor placed a call;
+ *      the retry asks the vendor (by the idempotency key), learns it happened,
+ *      and completes with its receipt instead of calling twice;
+ *   4. the same, with the vendor's lookup down: nobody can tell, so the retry
+ *      is refused with IdempotencyOrphanedClaim instead of calling twice.
  * Exits 0 and leaves nothing running. `npm run demo -- --keep-open` keeps the
  * servers up until Ctrl-C, to look at the refusal in the Web UI.
  */
@@ -23,7 +26,7 @@ import { DefaultLogger, Runtime, bundleWorkflowCode } from '@temporalio/worker';
 import { migrate } from '../src/index.js';
 import type { RefusalDetails } from '../src/index.js';
 import { CALL_ROUTE, CHARGE_ROUTE } from '../activities/index.js';
-import { FakeVendor } from '../activities/fake-vendor.js';
+import { FakeVendor, LOOKUP_ROUTE } from '../activities/fake-vendor.js';
 import type { OrderInput, OrderResult } from '../workflows/index.js';
 import { applicationFailureIn } from '../dev/failures.js';
 import { activityFailedAt } from '../dev/history.js';
@@ -66,6 +69,8 @@ async function main(): Promise<void> {
   const { applied } = await migrate(pool);
   say(`Postgres: ${postgres.embedded ? 'embedded' : 'DATABASE_URL'} (schema temporal_idempotency, migrations applied: ${applied.length}).`);
   say(`Temporal: ${temporal.address}${temporal.uiUrl ? `, Web UI ${temporal.uiUrl}` : ''}. Vendor: ${vendor.url}.`);
+  say('For the CLI (the runbook in the README), in another shell:');
+  say(`  export DATABASE_URL=${postgres.connectionString} TEMPORAL_ADDRESS=${temporal.address}`);
 
   const bundleDir = await mkdtemp(join(tmpdir(), 'temporal-idempotency-demo-'));
   cleanups.push(() => rm(bundleDir, { recursive: true, force: true }));
@@ -82,13 +87,15 @@ async function main(): Promise<void> {
     vendorUrl: vendor.url,
     workflowBundlePath: join(bundleDir, 'workflows.js'),
     leaseMs: DEMO_LEASE_MS,
+    reconcile: true,
   };
   const workerA = await startWorker(workerOptions, 'A');
   const client = temporal.env.client;
 
   const first = await transientErrorScene(client, vendor, workerOptions.taskQueue);
   await resetScene(client, vendor, first);
-  const refused = await crashScene(client, vendor, workerOptions, workerA);
+  const workerB = await reconcileScene(client, vendor, workerOptions, workerA);
+  const refused = await crashScene(client, vendor, workerOptions, workerB);
 
   step('Where to see it');
   if (temporal.uiUrl) {
@@ -151,24 +158,42 @@ async function resetScene(client: Client, vendor: FakeVendor, first: Awaited<Ret
   if (!same) throw new Error('a reset re-run produced new vendor actions');
 }
 
-async function crashScene(client: Client, vendor: FakeVendor, workerOptions: ExampleWorkerOptions, workerA: WorkerProcess) {
-  step('3. The worker dies mid-call: the retry is refused, not repeated');
-  const callsBefore = vendor.actionsOn(CALL_ROUTE).length;
+/** Starts an order whose call the vendor places and never answers, then kills `victim`; returns the order's handle. */
+async function killAfterTheCall(client: Client, vendor: FakeVendor, workerOptions: ExampleWorkerOptions, victim: WorkerProcess, label: string) {
   vendor.script(CALL_ROUTE, 'hang-after-performing');
-  const input = order('order-2', 3_000);
+  const input = order(label, 3_000);
   const placed = vendor.nextAction(CALL_ROUTE);
-  const handle = await client.workflow.start('orderWorkflow', {
-    taskQueue: workerOptions.taskQueue,
-    workflowId: input.charge.orderId,
-    args: [input],
-  });
+  const handle = await client.workflow.start('orderWorkflow', { taskQueue: workerOptions.taskQueue, workflowId: input.charge.orderId, args: [input] });
   await placed;
-  say(`The vendor placed the confirmation call; before it could answer, worker A gets SIGKILL.`);
-  workerA.kill('SIGKILL');
+  say(`The vendor placed the confirmation call; before it could answer, the worker gets SIGKILL.`);
+  victim.kill('SIGKILL');
   const killedAt = Date.now();
-  await workerA.exited;
-  await startWorker(workerOptions, 'B');
-  say(`Temporal times out attempt 1 (3 s) and retries on worker B, which waits while A's lease (${DEMO_LEASE_MS / 1000} s) lapses…`);
+  await victim.exited;
+  return { handle, killedAt };
+}
+
+async function reconcileScene(client: Client, vendor: FakeVendor, workerOptions: ExampleWorkerOptions, workerA: WorkerProcess) {
+  step('3. The worker dies mid-call: the retry asks the vendor, and completes without calling again');
+  const callsBefore = vendor.actionsOn(CALL_ROUTE).length;
+  const { handle } = await killAfterTheCall(client, vendor, workerOptions, workerA, 'order-2');
+  const workerB = await startWorker(workerOptions, 'B');
+  say(`Temporal retries on worker B once attempt 1 times out (3 s); its lease (${DEMO_LEASE_MS / 1000} s) lapses, and B asks`);
+  say(`the vendor what became of the request with the call's idempotency key (placeCall's reconcile).`);
+  const result = (await handle.result()) as OrderResult;
+  const calls = vendor.actionsOn(CALL_ROUTE).length - callsBefore;
+  say(`The vendor answered: it happened. The workflow completed with the original receipt ${result.call.id}.`);
+  say(`Vendor: ${calls} call placed for this order. Nobody was called twice, and nobody was paged.`);
+  if (calls !== 1) throw new Error(`expected exactly one call, the vendor placed ${calls}`);
+  return workerB;
+}
+
+async function crashScene(client: Client, vendor: FakeVendor, workerOptions: ExampleWorkerOptions, workerB: WorkerProcess) {
+  step("4. The same, with the vendor's lookup down: nobody can tell, so the retry is refused, not repeated");
+  const callsBefore = vendor.actionsOn(CALL_ROUTE).length;
+  vendor.script(LOOKUP_ROUTE, 'unavailable');
+  const { handle, killedAt } = await killAfterTheCall(client, vendor, workerOptions, workerB, 'order-3');
+  await startWorker(workerOptions, 'C');
+  say(`Worker C retries; the vendor's lookup answers 503, so what happened cannot be known…`);
   const failure = await handle.result().then(
     () => {
       throw new Error('the workflow completed: the call was made twice or never refused');

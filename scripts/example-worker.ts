@@ -6,6 +6,7 @@
  * Environment: TEMPORAL_ADDRESS, DATABASE_URL, TASK_QUEUE, VENDOR_URL,
  * optional TEMPORAL_NAMESPACE, IDEMPOTENCY_SCHEMA, IDEMPOTENCY_LEASE_MS,
  * VENDOR_DEDUP (comma-separated activity types whose vendor dedups on the key),
+ * RECONCILE=1 (ask the vendor about orphaned calls before refusing),
  * WORKFLOW_BUNDLE (prebuilt workflow code, to skip bundling), ACTIVITIES_ONLY=1.
  */
 import { fileURLToPath } from 'node:url';
@@ -14,7 +15,7 @@ import pg from 'pg';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { WorkerOptions } from '@temporalio/worker';
 import { PostgresClaimStore, idempotencyInterceptors } from '../src/index.js';
-import { createActivities } from '../activities/index.js';
+import { createActivities, exampleActivitySettings } from '../activities/index.js';
 import { workflowInterceptorModules } from '../dev/workflow-interceptors.js';
 
 function required(name: string): string {
@@ -46,18 +47,22 @@ const worker = await Worker.create({
       store: new PostgresClaimStore({ pool, schema: process.env['IDEMPOTENCY_SCHEMA'] }),
       // Append every call that goes out to the ledger, inside the idempotency check.
       audit: true,
-      activities: Object.fromEntries(
-        (process.env['VENDOR_DEDUP'] ?? '')
-          .split(',')
-          .filter(Boolean)
-          .map((activityType) => [activityType, { vendorDedup: true }]),
-      ),
+      activities: activitySettings(),
       ...(process.env['IDEMPOTENCY_LEASE_MS'] ? { leaseMs: Number(process.env['IDEMPOTENCY_LEASE_MS']) } : {}),
     }),
     // Used when the worker bundles the workflows itself; a prebuilt WORKFLOW_BUNDLE already has them.
     workflowModules: workflowInterceptorModules,
   },
 });
+
+function activitySettings(): Record<string, { vendorDedup?: boolean }> {
+  const settings: Record<string, { vendorDedup?: boolean }> =
+    process.env['RECONCILE'] === '1' ? { ...exampleActivitySettings({ vendorUrl: required('VENDOR_URL') }) } : {};
+  for (const activityType of (process.env['VENDOR_DEDUP'] ?? '').split(',').filter(Boolean)) {
+    settings[activityType] = { ...settings[activityType], vendorDedup: true };
+  }
+  return settings;
+}
 
 const running = worker.run();
 console.log(`worker ready pid=${process.pid}`);

@@ -23,6 +23,7 @@ export { AuditedActivityInbound, AuditedActivityInboundInterceptor, auditLedgerI
 export { IdempotencyContextError, idempotencyHeaders, idempotencyKey } from './worker/current-call.js';
 export { IdempotencyConfigError, NotSentError, OutcomeUnknownError } from './worker/errors.js';
 export type { ActivityIdempotencyOptions, ActivitySettings, AnyActivity, IdempotencyOptions } from './worker/options.js';
+export type { ReconcileCall, Reconciler, Reconciliation } from './worker/reconciliation.js';
 export type { RefusalDetails } from './worker/refusals.js';
 export {
   ClaimChangeRefusedError,

@@ -21,6 +21,7 @@ describe('chaos', () => {
       activitiesPerWorkflow: 5,
       workers: 3,
       killEveryMs: 2_000,
+      reconcile: true,
       log: () => undefined,
     });
     printReport(report, console.log);

@@ -32,6 +32,8 @@ export interface ChaosOptions {
   readonly killEveryMs: number;
   /** How many times Postgres is restarted (stopped for a second, then started) during the run. */
   readonly postgresRestarts?: number;
+  /** The workers ask the vendor about orphaned calls (the example activities' reconcile) before refusing. */
+  readonly reconcile?: boolean;
   readonly log: (line: string) => void;
 }
 
@@ -67,6 +69,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         schema,
         leaseMs: LEASE_MS,
         vendorDedup: ['placeCall'],
+        reconcile: options.reconcile ?? false,
       });
       workers.add(worker);
       void worker.exited.then(({ code, signal }) => {
@@ -130,6 +133,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       seconds: (Date.now() - started) / 1000,
       killed,
       unexpectedExits,
+      reconcile: options.reconcile ?? false,
+      reconciliations: await reconciliations(pool, schema),
     });
   } finally {
     stopping = true;
@@ -141,6 +146,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await vendor.stop();
     await postgres.stop();
   }
+}
+
+/** How the vendor answered the workers' questions about orphaned calls. */
+async function reconciliations(pool: pg.Pool, schema: string): Promise<Record<string, number>> {
+  const { rows } = await pool.query<{ answer: string; count: number }>(
+    `SELECT answer, count(*)::integer AS count FROM "${schema}".ledger_reconciliations GROUP BY answer ORDER BY answer`,
+  );
+  return Object.fromEntries(rows.map((row) => [row.answer, row.count]));
 }
 
 async function startWorkflows(options: ChaosOptions, taskQueue: string): Promise<string[]> {

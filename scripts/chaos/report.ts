@@ -14,6 +14,9 @@ export interface ChaosReport {
   /** How every workflow ended: `completed`, or the failure type it failed with. */
   readonly outcomes: Readonly<Record<string, number>>;
   readonly openClaims: readonly { key: string; state: string; claimedBy: string; matchesKilledAttempt: boolean }[];
+  /** Whether the workers reconciled orphaned calls with the vendor, and what it answered. */
+  readonly reconcile: boolean;
+  readonly reconciliations: Readonly<Record<string, number>>;
   /** Worker processes that exited without being killed on purpose (a crash): must be none. */
   readonly unexpectedExits: readonly { pid: number; code: number | null; signal: string | null; lastOutput: string }[];
 }
@@ -36,12 +39,16 @@ export function problemsIn(report: ChaosReport): string[] {
 }
 
 export function printReport(report: ChaosReport, log: (line: string) => void): void {
-  log(`Chaos: ${report.activities} activities in ${report.workflows} workflows, ${report.seconds.toFixed(0)} s, ` +
-    `${report.kills} SIGKILLs, ${report.postgresRestarts} Postgres restart(s)`);
+  log(`Chaos${report.reconcile ? ' (reconcile on)' : ''}: ${report.activities} activities in ${report.workflows} workflows, ` +
+    `${report.seconds.toFixed(0)} s, ${report.kills} SIGKILLs, ${report.postgresRestarts} Postgres restart(s)`);
   log(`Vendor: ${report.keysActedOnce} keys acted on once, ${report.keysActedTwice.length} more than once` +
     ` (${report.vendorReplays} repeats answered from the vendor's own idempotency store)`);
   for (const { key, actions } of report.keysActedTwice) log(`  ${key}: ${actions} actions`);
   log(`Workflows: ${Object.entries(report.outcomes).map(([outcome, count]) => `${outcome} ${count}`).join(', ')}`);
+  if (report.reconcile) {
+    const answers = Object.entries(report.reconciliations).map(([answer, count]) => `${answer} ${count}`).join(', ');
+    log(`Reconciliations with the vendor: ${answers || 'none'}`);
+  }
   log(`Worker processes that exited on their own: ${report.unexpectedExits.length}`);
   const matched = report.openClaims.filter((claim) => claim.matchesKilledAttempt).length;
   log(`Claims without an outcome: ${report.openClaims.length}, of which ${matched} held by a killed attempt`);

@@ -7,6 +7,9 @@ import type { Payload } from '@temporalio/common';
 
 export type LedgerOutcome = 'completed' | 'failed' | 'outcome-unknown' | 'async';
 
+/** The vendor's answer about an orphaned call, as `reconcile` gave it. */
+export type ReconcileOutcome = 'happened' | 'not-happened' | 'unknown';
+
 export interface LedgerCall {
   /** Pairs a call's start and finish entries. */
   readonly callId: string;
@@ -30,4 +33,6 @@ export interface AuditLedger {
   recordStart(call: LedgerCall): Promise<void>;
   /** Appends how the call ended. */
   recordFinish(call: LedgerCall, outcome: LedgerOutcome, error: LedgerError | null): Promise<void>;
+  /** Appends that an attempt asked the vendor about an orphaned call, and what it answered. */
+  recordReconciliation?(call: LedgerCall, answer: ReconcileOutcome): Promise<void>;
 }

@@ -23,7 +23,7 @@ export { SchemaNotMigratedError, SchemaTooNewError } from './schema-version.js';
 export type { MigrateOptions, MigrateReport } from './migrate.js';
 export { PostgresClaimStore } from './postgres-claim-store.js';
 export type { PostgresClaimStoreOptions } from './postgres-claim-store.js';
-export type { AuditLedger, LedgerCall, LedgerError, LedgerOutcome } from './audit-ledger.js';
+export type { AuditLedger, LedgerCall, LedgerError, LedgerOutcome, ReconcileOutcome } from './audit-ledger.js';
 export { PostgresAuditLedger } from './postgres-audit-ledger.js';
 export { CLAIM_STATES, ClaimOperations, SecretRequiredError } from './claim-operations.js';
 export type {

@@ -1,6 +1,6 @@
 /** The audit ledger in Postgres, beside the claims: INSERT only. */
 import type pg from 'pg';
-import type { AuditLedger, LedgerCall, LedgerError, LedgerOutcome } from './audit-ledger.js';
+import type { AuditLedger, LedgerCall, LedgerError, LedgerOutcome, ReconcileOutcome } from './audit-ledger.js';
 import { payloadToJson } from './payload-json.js';
 import { DEFAULT_SCHEMA, quoteIdentifier } from './identifiers.js';
 import { pgText } from './pg-text.js';
@@ -23,8 +23,17 @@ export class PostgresAuditLedger implements AuditLedger {
     await this.append(call, 'finished', outcome, error);
   }
 
+  async recordReconciliation(call: LedgerCall, answer: ReconcileOutcome): Promise<void> {
+    await this.append(call, 'reconciled', answer, null);
+  }
+
   /** `error_message` keeps the error's class only: its text may carry user data, so it goes in `error_detail`, encoded. */
-  private async append(call: LedgerCall, event: string, outcome: LedgerOutcome | null, error: LedgerError | null): Promise<void> {
+  private async append(
+    call: LedgerCall,
+    event: string,
+    outcome: LedgerOutcome | ReconcileOutcome | null,
+    error: LedgerError | null,
+  ): Promise<void> {
     await this.pool.query(
       `
 INSERT INTO ${this.table}

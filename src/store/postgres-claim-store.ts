@@ -160,8 +160,11 @@ export class PostgresClaimStore implements ClaimStore {
     return (this.ledger ??= new PostgresAuditLedger(this.pool, this.schema));
   }
 
-  /** Bounded by `timeoutMs`: a renewal stuck on a half-open socket must not hold up the next one. */
-  async renewLeases(claims: readonly HeldClaim[], leaseMs: number, timeoutMs = leaseMs / 3): Promise<readonly string[]> {
+  /**
+   * Bounded by `timeoutMs` (a third of the lease, at least 2 s so a busy server is not mistaken for a
+   * dead one): a renewal stuck on a half-open socket must not hold up the next one.
+   */
+  async renewLeases(claims: readonly HeldClaim[], leaseMs: number, timeoutMs = Math.max(leaseMs / 3, 2_000)): Promise<readonly string[]> {
     if (claims.length === 0) return [];
     const keys = claims.flatMap((claim) => keysOf(claim));
     const tokens = claims.flatMap((claim) => keysOf(claim).map(() => claim.token));

@@ -81,9 +81,17 @@ export class CallSettlement {
       return this.keepUnknown({ summary: note, detail: note }, error);
     }
     const verdict = this.outcomeOf(error);
-    if (verdict.ambiguous) return this.keepUnknown(verdict, this.settings.vendorDedup ? error : undefined);
+    // With vendorDedup or reconcile, the next attempt can do better than a refusal: Temporal retries it.
+    const retryable = this.settings.vendorDedup || this.settings.reconcile !== undefined;
+    if (verdict.ambiguous) return this.keepUnknown(verdict, retryable ? error : undefined);
     await this.release();
     return error;
+  }
+
+  /** The outcome stays unknown (a reconciler could not tell): keep the claim so, and return the refusal. */
+  async refuse(why: { summary: string; detail: string }): Promise<unknown> {
+    this.settling = true;
+    return this.keepUnknown(why);
   }
 
   /** Nothing was sent (the attempt was cancelled before the call): give the claim back. */

@@ -27,6 +27,11 @@ import {
 } from './refusals.js';
 import type { ResultCodec } from './result-codec.js';
 import { CallSettlement } from './call-settlement.js';
+import { askVendor } from './reconciliation.js';
+import type { ReconcileAnswer, Reconciler } from './reconciliation.js';
+import { randomUUID } from 'node:crypto';
+import { keyToUuid } from '../key/index.js';
+import type { ReconcileOutcome } from '../store/index.js';
 import { CRON_SCHEDULE_HEADER } from '../call-headers.js';
 
 /** What an attempt does next with its key, once it knows who holds the claim. */
@@ -54,6 +59,8 @@ export interface InterceptorDependencies {
 export class IdempotentActivityInboundInterceptor implements ActivityInboundCallsInterceptor {
   private readonly settings: ResolvedActivitySettings;
   private readonly startedAt = Date.now();
+  /** This attempt's arguments, for a reconciler. */
+  private args: readonly unknown[] = [];
 
   constructor(
     private readonly context: Context,
@@ -76,6 +83,7 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
   }
 
   private async claimAndRun(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
+    this.args = input.args;
     const { request, resumed } = this.callIdentity(input);
     if (!resumed && input.headers[CRON_SCHEDULE_HEADER]) warnOfMergedCronRunsOnce(this.context, this.settings);
     if (resumed) {
@@ -150,23 +158,86 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
   }
 
   /**
-   * The call may have gone out and nobody knows its outcome. Refuse, and note the refused
-   * workflow so an operator's decision reaches it; unless the vendor dedups on our key: then
-   * run again with the same key and let the vendor answer with the original.
+   * The call may have gone out and nobody knows its outcome. Ask the vendor when the activity type
+   * can (`reconcile`); re-run with the same key when the vendor dedups on it (`vendorDedup`); else
+   * refuse, and note the refused workflow so an operator's decision reaches it.
    */
-  private async orphaned(claim: Claim, request: ClaimRequest): Promise<Step> {
-    if (!this.settings.vendorDedup) {
+  private async orphaned(orphan: Claim, request: ClaimRequest): Promise<Step> {
+    const { reconcile, vendorDedup } = this.settings;
+    if (!reconcile && !vendorDedup) {
       await this.noteWaiter(request);
-      throw orphanedClaim(claim, request, await this.outcomeDetailOf(claim));
+      throw orphanedClaim(orphan, request, await this.outcomeDetailOf(orphan));
     }
-    const taken = await this.storeCall(request, () => this.deps.options.store.takeOver(claim, request, this.deps.leases.leaseMs));
+    // Taken over first: from here on this attempt alone may ask, or call, for this key.
+    const taken = await this.storeCall(request, () => this.deps.options.store.takeOver(orphan, request, this.deps.leases.leaseMs));
     if (!taken) return { kind: 'retry' };
+    if (reconcile) return this.reconciled(reconcile, orphan, taken);
     this.context.log.warn('Idempotency: re-running an orphaned call with the same key; the vendor dedups on it', {
-      idempotencyKey: claim.key,
-      orphanedAttempt: claim.attempt,
-      orphanedBy: claim.claimedBy,
+      idempotencyKey: orphan.key,
+      orphanedAttempt: orphan.attempt,
+      orphanedBy: orphan.claimedBy,
     });
     return { kind: 'run', claim: taken };
+  }
+
+  /** Asks the vendor about the orphaned call, under the taken-over claim, and acts on the answer. */
+  private async reconciled(reconcile: Reconciler, orphan: Claim, taken: Claim): Promise<Step> {
+    const settlement = new CallSettlement(this.context, this.deps, this.settings, taken);
+    this.deps.leases.hold(taken, () => settlement.lost());
+    let answer: ReconcileAnswer;
+    try {
+      const call = { key: orphan.key, keyUuid: keyToUuid(orphan.key), args: this.args, claim: orphan, info: this.context.info };
+      const timeoutMs = Math.max(1, Math.min(this.deps.options.reconcileTimeoutMs, this.waitDeadline() - Date.now()));
+      answer = await askVendor(reconcile, call, timeoutMs, this.context.cancellationSignal);
+    } finally {
+      this.deps.leases.drop(taken.token);
+    }
+    this.deps.metrics.reconciled(this.context.metricMeter, answer.outcome);
+    await this.recordReconciliation(taken, answer.outcome);
+    const orphanedBy = `the call of attempt ${orphan.attempt} on worker ${orphan.claimedBy} at ${orphan.claimedAt.toISOString()}`;
+    switch (answer.outcome) {
+      case 'happened':
+        this.context.log.info(`Idempotency: the vendor says ${orphanedBy} happened; recorded its result, not calling again`, {
+          idempotencyKey: orphan.key,
+        });
+        await settlement.succeeded(answer.result);
+        return { kind: 'answer', value: answer.result };
+      case 'not-happened':
+        this.context.log.warn(`Idempotency: the vendor says ${orphanedBy} did not happen; calling it now, with the same key`, {
+          idempotencyKey: orphan.key,
+        });
+        return { kind: 'run', claim: taken };
+      case 'unknown':
+        if (this.settings.vendorDedup) {
+          this.context.log.warn('Idempotency: reconcile could not tell; re-running with the same key, which the vendor dedups on', {
+            idempotencyKey: orphan.key,
+          });
+          return { kind: 'run', claim: taken };
+        }
+        throw await settlement.refuse({ summary: `${answer.summary} about ${orphanedBy}`, detail: answer.detail ?? answer.summary });
+    }
+  }
+
+  /** Best effort, like every ledger entry about something that did not go out. */
+  private async recordReconciliation(taken: Claim, answer: ReconcileOutcome): Promise<void> {
+    const ledger = this.deps.options.auditLedger;
+    if (!ledger?.recordReconciliation) return;
+    const { info } = this.context;
+    await ledger
+      .recordReconciliation(
+        {
+          callId: randomUUID(),
+          key: taken.key,
+          activityType: info.activityType,
+          workflowId: info.workflowExecution?.workflowId ?? null,
+          runId: info.workflowExecution?.runId ?? null,
+          activityId: info.activityId,
+          attempt: info.attempt,
+          worker: taken.claimedBy,
+        },
+        answer,
+      )
+      .catch((error: unknown) => this.context.log.error('Idempotency: could not append the reconciliation to the ledger', { error }));
   }
 
   /** The claim's full note for the refusal's details; withheld when the worker encodes payloads (it would be logged in plain text). */

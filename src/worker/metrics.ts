@@ -21,6 +21,11 @@ export class IdempotencyMetrics {
     meter.createCounter('idempotency_refusals', '1', 'Calls refused, by failure type').add(1, { type });
   }
 
+  /** An orphaned call the vendor was asked about, by its answer (happened, not-happened, unknown). */
+  reconciled(meter: MetricMeter, answer: string): void {
+    meter.createCounter('idempotency_reconciliations', '1', 'Orphaned calls reconciled with the vendor, by answer').add(1, { answer });
+  }
+
   /** An attempt that waited for a still-running earlier attempt. */
   waited(meter: MetricMeter): void {
     meter.createCounter('idempotency_busy_waits', '1', 'Waits for a live owner').add(1);

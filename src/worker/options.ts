@@ -11,6 +11,7 @@ import type { Scope } from '../key/index.js';
 import type { AuditLedger, ClaimStore } from '../store/index.js';
 import { IdempotencyConfigError } from './errors.js';
 import { defaultWorkerIdentity } from './worker-identity.js';
+import type { Reconciler } from './reconciliation.js';
 
 /** An activity function, as the worker registers it. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the parameters are the user's, whatever they are
@@ -45,6 +46,13 @@ export interface ActivityIdempotencyOptions<Args extends readonly unknown[] = re
    * original response. Only true when the activity really passes the key. Default false.
    */
   readonly vendorDedup?: boolean;
+  /**
+   * Asked before a claim without an outcome is refused (its worker died mid-call, or the outcome was
+   * unknown): look the call up at the vendor by its key and answer `happened` (with the result to
+   * record and return), `not-happened` (the activity runs, with the same key) or `unknown` (the
+   * refusal stands). Runs under the taken-over claim, so two attempts never reconcile at once.
+   */
+  readonly reconcile?: Reconciler<Args>;
 }
 
 /**
@@ -94,6 +102,8 @@ export interface IdempotencyOptions<Activities extends object = Record<string, A
   readonly leaseMs?: number;
   /** How long a later attempt waits for a still-running earlier one (also bounded by its own timeout). Default 60 s. */
   readonly maxWaitMs?: number;
+  /** How long a `reconcile` may take before its answer counts as `unknown`. Default 30 s. */
+  readonly reconcileTimeoutMs?: number;
   /**
    * Keep an append-only ledger of the calls that actually went out: `true` for the store's own
    * (`PostgresClaimStore` keeps it beside the claims), or an `AuditLedger`. Default off.
@@ -109,6 +119,7 @@ export interface ResolvedActivitySettings {
   readonly key: ((call: { readonly args: readonly unknown[]; readonly info: Info }) => string) | undefined;
   readonly isAmbiguous: ((error: unknown) => unknown) | undefined;
   readonly vendorDedup: boolean;
+  readonly reconcile: Reconciler | undefined;
 }
 
 export interface ResolvedOptions {
@@ -119,6 +130,7 @@ export interface ResolvedOptions {
   readonly recordRetryMs: number;
   readonly leaseMs: number;
   readonly maxWaitMs: number;
+  readonly reconcileTimeoutMs: number;
   /** How often a waiting attempt re-reads the claim when no notification comes. */
   readonly pollMs: number;
   readonly auditLedger: AuditLedger | undefined;
@@ -131,7 +143,7 @@ export interface ResolvedOptions {
 /** Below this, a GC pause or a slow renewal would make a live owner look dead. */
 const MIN_LEASE_MS = 1_000;
 
-const ACTIVITY_OPTION_NAMES = new Set(['scope', 'keyArgs', 'key', 'isAmbiguous', 'vendorDedup']);
+const ACTIVITY_OPTION_NAMES = new Set(['scope', 'keyArgs', 'key', 'isAmbiguous', 'vendorDedup', 'reconcile']);
 
 export function resolveOptions<Activities extends object>(options: IdempotencyOptions<Activities>): ResolvedOptions {
   if (options == null || typeof options !== 'object') {
@@ -160,6 +172,7 @@ export function resolveOptions<Activities extends object>(options: IdempotencyOp
     key: undefined,
     isAmbiguous: undefined,
     vendorDedup: false,
+    reconcile: undefined,
   };
   return {
     store: options.store,
@@ -169,6 +182,7 @@ export function resolveOptions<Activities extends object>(options: IdempotencyOp
     recordRetryMs: nonNegative('recordRetryMs', options.recordRetryMs ?? 30_000),
     leaseMs,
     maxWaitMs: nonNegative('maxWaitMs', options.maxWaitMs ?? 60_000),
+    reconcileTimeoutMs: nonNegative('reconcileTimeoutMs', options.reconcileTimeoutMs ?? 30_000),
     pollMs: Math.min(1_000, leaseMs / 4),
     auditLedger: resolveAudit(options as IdempotencyOptions),
     settingsFor: (activityType, log) => {
@@ -188,7 +202,15 @@ function resolveActivity(
 ): ResolvedActivitySettings {
   const prefix = `activities.${activityType}`;
   if (options === false) {
-    return { guarded: false, scope: defaultScope, keyArgs: undefined, key: undefined, isAmbiguous: undefined, vendorDedup: false };
+    return {
+      guarded: false,
+      scope: defaultScope,
+      keyArgs: undefined,
+      key: undefined,
+      isAmbiguous: undefined,
+      vendorDedup: false,
+      reconcile: undefined,
+    };
   }
   if (options == null || typeof options !== 'object') {
     throw new IdempotencyConfigError(prefix, 'expected an object of per-activity settings, or false for an activity that is not a write.');
@@ -208,6 +230,7 @@ function resolveActivity(
     key: optionalFunction(`${prefix}.key`, options.key),
     isAmbiguous: optionalFunction(`${prefix}.isAmbiguous`, options.isAmbiguous),
     vendorDedup: optionalBoolean(`${prefix}.vendorDedup`, options.vendorDedup) ?? false,
+    reconcile: optionalFunction(`${prefix}.reconcile`, options.reconcile as Reconciler | undefined),
   };
 }
 

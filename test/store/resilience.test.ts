@@ -101,15 +101,15 @@ describe('connections taken away', () => {
 describe('leases', () => {
   it('keeps renewing a claim taken over under the same key after the old holder drops its own', async () => {
     const request = claimRequest();
-    const { claim: orphan } = await schema.store.begin(request, 1_000);
+    const { claim: orphan } = await schema.store.begin(request, 3_000);
     await schema.store.markUnknown(orphan, { summary: 'test: outcome unknown', detail: null });
-    const taken = (await schema.store.takeOver({ ...orphan, state: 'unknown' }, { ...request, attempt: 2 }, 1_500))!;
+    const taken = (await schema.store.takeOver({ ...orphan, state: 'unknown' }, { ...request, attempt: 2 }, 3_000))!;
     expect(taken.token).not.toBe(orphan.token);
-    const keeper = new LeaseKeeper(schema.store, 1_500, () => undefined);
+    const keeper = new LeaseKeeper(schema.store, 3_000, () => undefined);
     keeper.hold(orphan);
     keeper.hold(taken);
     keeper.drop(orphan.token); // the old holder finishes; the new one still runs
-    await sleep(2_500);
+    await sleep(4_000); // longer than the lease: only renewals keep it alive
     expect((await schema.store.get(request.key))?.ownerAlive).toBe(true);
     keeper.drop(taken.token);
   });

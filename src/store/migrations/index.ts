@@ -7,6 +7,7 @@ import leases from './000002-leases.js';
 import ledger from './000003-ledger.js';
 import deadlinesAndWaiters from './000004-deadlines-and-waiters.js';
 import trust from './000005-trust.js';
+import reconciliation from './000006-reconciliation.js';
 
 export interface Migration {
   readonly id: number;
@@ -21,6 +22,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: 3, name: 'ledger', sql: ledger },
   { id: 4, name: 'deadlines-and-waiters', sql: deadlinesAndWaiters },
   { id: 5, name: 'trust', sql: trust },
+  { id: 6, name: 'reconciliation', sql: reconciliation },
 ];
 
 export const LATEST_MIGRATION = MIGRATIONS.length;
