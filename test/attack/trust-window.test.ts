@@ -124,6 +124,25 @@ describe('the migration window to a secret', () => {
     expect(charges).toBe(1);
   });
 
+  it("while 'unkeyed' is allowed, a forged unsigned row under the guessable format-1 key does not skip a new call", async () => {
+    // The window lasts "until the claims made before are past your retention" (weeks). Format-1 keys are
+    // plain SHA-256 of what a DB writer can guess (the workflow id in the Web UI, an order id).
+    const order = uniqueName('order');
+    await schema.pool.query(
+      `INSERT INTO "${schema.name}".claims (key, state, token, fingerprint, namespace, activity_type, activity_id, attempt, claimed_by, result_payload, finished_at, claimed_at)
+       VALUES ($1, 'completed', gen_random_uuid(), $2, 'default', 'charge', '1', 1, 'worker-7/1234', $3, now(), now())`,
+      [keyIn(order, UNKEYED), UNKEYED.fingerprint(JSON.stringify([{ order }])), jsonPayload({ id: 'ch_FORGED' })],
+    );
+    let charges = 0;
+    const charge = async () => (charges++, { id: 'ch_real' });
+    const outcome = await run({ charge }, { activity: 'charge', args: [{ order }] }, {
+      store: storeWith({ secret: SECRET, previousSecrets: ['unkeyed'] }),
+      activities: { charge: byOrder },
+    });
+    // Fails today: { returned: [{ id: 'ch_FORGED' }] }, and the card is never charged.
+    expect({ outcome, charges }).toEqual({ outcome: { returned: [{ id: 'ch_real' }] }, charges: 1 });
+  });
+
   it('secret rotation: a worker on the old secret gets the result the new workers recorded', async () => {
     const order = uniqueName('order');
     let charges = 0;
@@ -188,4 +207,4 @@ describe('what the record MAC leaves out', () => {
   });
 });
 
-void UNKEYED;
+
