@@ -12,7 +12,7 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { Client } from '@temporalio/client';
-import { DefaultFailureConverter } from '@temporalio/common';
+
 import { DefaultLogger, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { IdempotencyInvalidKeyInput, OutcomeUnknownError, PostgresClaimStore, idempotencyInterceptors } from '../../src/index.js';
 import { useTestSchema } from '../support/schema.js';
@@ -92,7 +92,7 @@ describe('no user data in plain text, with a codec', () => {
     });
     const client = new Client({
       connection: temporal.client.connection,
-      dataConverter: { payloadCodecs: [codec], failureConverter: new DefaultFailureConverter({ encodeCommonAttributes: true }) },
+      dataConverter: { payloadCodecs: [codec], failureConverterPath },
     });
     const logsBefore = loggedLines().length;
     const failed = await worker
