@@ -89,14 +89,15 @@ async function postToVendor(baseUrl: string, path: string, body: unknown, timeou
   }
   if (response.status >= 500) {
     // This vendor documents 5xx as "nothing was done": safe to retry.
-    throw new Error(`Vendor answered ${response.status} for ${path}: ${text}`);
+    // The body stays out of the message: messages are logged and kept in history, bodies can carry customer data.
+    throw new Error(`Vendor answered ${response.status} for ${path}; nothing was done.`);
   }
   if (response.status === 409) {
     // Our own earlier request with this key is still being processed: nothing new happened; retry later.
     throw new Error(`Vendor is still processing an earlier request for ${path} with this key.`);
   }
   if (!response.ok) {
-    throw ApplicationFailure.nonRetryable(`Vendor rejected ${path} with ${response.status}: ${text}`, 'VendorRejected');
+    throw ApplicationFailure.nonRetryable(`Vendor rejected ${path} with ${response.status}.`, 'VendorRejected');
   }
   try {
     return JSON.parse(text) as VendorReceipt;

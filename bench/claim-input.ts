@@ -39,6 +39,7 @@ export function nextClaimRequest(): ClaimRequest {
     attempt: 1,
     claimedBy: `bench/${process.pid}`,
     deadlineMs: null,
-    aliases: [],
+    keyFormat: { version: 1, secretId: null },
+    previousKeys: [],
   };
 }

@@ -26,6 +26,11 @@ Commands:
   release KEY [--force] [--reason TEXT] it did not happen: delete the claim; the next attempt runs it
   resume KEY                            tell workflows waiting on KEY in resumable() to call again: for a key
                                         that completed after it was refused, or when a signal was lost
+  release-absent KEY --reason TEXT      it did not happen, for a key whose claim is gone (deleted outside the
+                                        CLI): records the release, so \`resume\` may let workflows call again
+  keys status                           the key format in force, and rows not signed by its secret
+  keys activate [--reason TEXT]         put the CLI's secret in force (after every worker has it): signs the
+                                        rows that authenticate, then switches every new claim to keys under it
   prune --older-than 30d [--dry-run] [--allow-short]
                                         delete completed claims finished before then (never open ones);
                                         prints what goes first; horizons under 1h need --allow-short
@@ -130,6 +135,15 @@ async function run(
       printRecord({ key: claimKey, decision }, json);
       return tellWaiters(operations, claim ?? { key: claimKey }, decision, values);
     }
+    case 'release-absent': {
+      const claimKey = requireKey(command, key);
+      if (!values.reason) throw new CliError('release-absent needs --reason: why you know the call did not happen.', EXIT.usage);
+      await operations.releaseAbsent(claimKey, { reason: values.reason });
+      printRecord({ key: claimKey, decision: 'released' }, json);
+      return tellWaiters(operations, { key: claimKey }, 'released', values);
+    }
+    case 'keys':
+      return keys(operations, key, values, json);
     case 'prune':
       return prune(operations, values, json);
     case 'ledger':
@@ -152,6 +166,31 @@ async function run(
     default:
       throw new CliError(`Unknown command ${JSON.stringify(command)}. See --help.`, EXIT.usage);
   }
+}
+
+async function keys(operations: ClaimOperations, subcommand: string | undefined, values: Flags, json: boolean): Promise<number> {
+  const formatText = (format: { version: number; secretId: string | null }) =>
+    format.version === 1 ? '1 (sha256, no secret)' : `2 (HMAC under secret ${format.secretId})`;
+  if (subcommand === 'status') {
+    const status = await operations.keyStatus();
+    printRecord(
+      { key_format_in_force: formatText(status.inForce), unsigned_rows: status.unsignedRows, rows_signed_by_other_secrets: status.rowsSignedByOtherSecrets },
+      json,
+    );
+    return EXIT.ok;
+  }
+  if (subcommand === 'activate') {
+    const report = await operations.activateSecret({ reason: values.reason });
+    printRecord(
+      { before: formatText(report.before), in_force: formatText(report.inForce), signed_rows: report.signed, rejected_rows: report.rejected },
+      json,
+    );
+    if (report.rejected.length > 0) {
+      console.error(`${report.rejected.length} row(s) did not authenticate and were left unsigned: workers refuse them. See SECURITY.md.`);
+    }
+    return EXIT.ok;
+  }
+  throw new CliError(`keys needs status or activate, got ${JSON.stringify(subcommand)}. See --help.`, EXIT.usage);
 }
 
 /** Prints what would go, then (unless --dry-run) deletes it. */

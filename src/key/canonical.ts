@@ -32,6 +32,8 @@ export function canonicalTree(value: unknown, rootPath = 'value'): Canonical {
 interface Path {
   readonly parent: Path | string;
   readonly step: string | number;
+  /** For an object key: its place (from 1) among the object's keys in canonical order. */
+  readonly position?: number;
 }
 
 interface PendingValue {
@@ -131,7 +133,7 @@ class CanonicalWriter {
     this.work.push('}', { leave: record });
     for (let index = keys.length - 1; index >= 0; index--) {
       const key = keys[index]!;
-      this.work.push({ value: record[key], path: { parent: path, step: key } });
+      this.work.push({ value: record[key], path: { parent: path, step: key, position: index + 1 } });
       this.work.push(`${index > 0 ? ',' : ''}${JSON.stringify(key.startsWith('$') ? `$${key}` : key)}:`);
     }
   }
@@ -170,15 +172,20 @@ function invalid(path: Path | string, reason: string): InvalidKeyInputError {
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
+/**
+ * The path as code names it: `args[1].to`. A key that is not an identifier (`"+4915112345678"`) is
+ * data rather than a field name, and the path goes into messages, history and logs: it is shown
+ * by its position among its object's keys instead, `args[0][key #2]`.
+ */
 function pathText(path: Path | string): string {
-  const steps: Array<string | number> = [];
+  const steps: Array<Path> = [];
   let node: Path | string = path;
-  for (; typeof node !== 'string'; node = node.parent) steps.push(node.step);
+  for (; typeof node !== 'string'; node = node.parent) steps.push(node);
   let text = node;
   for (let index = steps.length - 1; index >= 0; index--) {
-    const step = steps[index]!;
+    const { step } = steps[index]!;
     if (typeof step === 'number') text += `[${step}]`;
-    else text += IDENTIFIER.test(step) ? `.${step}` : `[${JSON.stringify(step)}]`;
+    else text += IDENTIFIER.test(step) ? `.${step}` : `[key #${steps[index]!.position ?? '?'}]`;
   }
   return text;
 }

@@ -1,14 +1,17 @@
 /**
  * How a key and a fingerprint are hashed: format 1 with plain SHA-256, format 2
  * with an HMAC under a deployment secret. Changing either changes every key, so
- * each is a numbered format, and a deployment moving from one to the other
- * claims under both for a while (see call-identity.ts in the worker).
+ * each is a numbered format, and the store records which one is in force (a
+ * deployment moves to a secret, or to a new one, with `temporal-idempotency
+ * keys activate`).
  */
 import { createHash } from 'node:crypto';
 import type { DeploymentSecret } from './secret.js';
 
 export interface KeyFormat {
   readonly version: 1 | 2;
+  /** Which secret keys it (format 2), by its non-secret id; null for format 1. */
+  readonly secretId: string | null;
   /** The key: a hash of the envelope's text, given in parts so large arguments are never concatenated. */
   hash(parts: readonly string[]): string;
   /** The fingerprint of the arguments' canonical text. */
@@ -18,6 +21,7 @@ export interface KeyFormat {
 /** Format 1: `sha256`, hex. Anyone who can guess the arguments can check a guess against a key. */
 export const UNKEYED: KeyFormat = {
   version: 1,
+  secretId: null,
   hash: (parts) => {
     const hash = createHash('sha256');
     for (const part of parts) hash.update(part, 'utf8');
@@ -30,6 +34,7 @@ export const UNKEYED: KeyFormat = {
 export function keyedFormat(secret: DeploymentSecret): KeyFormat {
   return {
     version: 2,
+    secretId: secret.id,
     hash: (parts) => secret.keyedHash(['key\u0000', ...parts]),
     fingerprint: (argsText) => secret.keyedHash(['fingerprint\u0000', argsText]),
   };

@@ -7,8 +7,8 @@
  */
 import type pg from 'pg';
 import type { Payload } from '@temporalio/common';
-import type { Claim, Waiter } from './claim-store.js';
-import { CLAIM_READ, OWNER_ALIVE, toClaim } from './claim-row.js';
+import type { Claim, KeyFormatId, Waiter } from './claim-store.js';
+import { CLAIM_READ, OWNER_ALIVE, signedFieldsOf, toClaim } from './claim-row.js';
 import type { ClaimRow } from './claim-row.js';
 import { DEFAULT_SCHEMA, outcomeChannel, quoteIdentifier } from './identifiers.js';
 import { ClaimChangeRefusedError, ClaimNotFoundError, changeRefusal } from './operator-errors.js';
@@ -90,12 +90,33 @@ export class SecretRequiredError extends IdempotencyError {
   readonly code = 'secret-required';
 }
 
+/** The advisory lock class the key-format trigger shares (migration 7). */
+const KEY_FORMAT_LOCK_CLASS = 8273181;
+
+export interface KeyStatus {
+  readonly inForce: KeyFormatId;
+  /** Rows with no MAC: from before any secret, or written by workers without one. */
+  readonly unsignedRows: number;
+  /** Rows signed by another secret than the one in force (before a rotation's activation). */
+  readonly rowsSignedByOtherSecrets: number;
+}
+
+export interface ActivationReport {
+  readonly before: KeyFormatId;
+  readonly inForce: KeyFormatId;
+  /** Rows signed under the new secret. */
+  readonly signed: number;
+  /** Keys whose MAC failed under every secret the CLI knows: left as they were, refused by the workers. */
+  readonly rejected: readonly string[];
+}
+
 export class ClaimOperations {
   readonly schema: string;
   private readonly claims: string;
   private readonly waiters: string;
   private readonly ledgerCalls: string;
   private readonly operatorTrail: string;
+  private readonly settings: string;
   private readonly channel: string;
   private readonly authentication: RecordAuthentication;
 
@@ -109,6 +130,7 @@ export class ClaimOperations {
     this.waiters = `${quoted}.waiters`;
     this.ledgerCalls = `${quoted}.ledger_calls`;
     this.operatorTrail = `${quoted}.operator_actions`;
+    this.settings = `${quoted}.settings`;
     this.channel = outcomeChannel(this.schema);
     this.authentication = new RecordAuthentication(options);
   }
@@ -134,7 +156,13 @@ LIMIT $5`,
   async show(key: string): Promise<Claim> {
     const { rows } = await this.pool.query<ClaimRow>(`SELECT ${CLAIM_READ} FROM ${this.claims} WHERE key = $1`, [key]);
     if (!rows[0]) throw new ClaimNotFoundError(key);
-    return toClaim(rows[0], this.authentication);
+    return toClaim(rows[0], this.authentication, await this.keyFormatInForce());
+  }
+
+  /** The key format every new claim is keyed in, and which secret keys it. */
+  async keyFormatInForce(client: pg.ClientBase | pg.Pool = this.pool): Promise<KeyFormatId> {
+    const { rows } = await client.query<{ key_format: 1 | 2; secret_id: string | null }>(`SELECT key_format, secret_id FROM ${this.settings}`);
+    return { version: rows[0]?.key_format ?? 1, secretId: rows[0]?.secret_id ?? null };
   }
 
   /**
@@ -142,16 +170,20 @@ LIMIT $5`,
    * replay `result`. Signed when the deployment signs its records. Returns the claim as it was.
    */
   async resolve(key: string, result: Payload, options: ChangeOptions): Promise<Claim> {
-    return this.change(key, 'resolve', options, async (client, claim) => {
+    return this.change(key, 'resolve', options, async (client, claim, inForce) => {
       const json = payloadToJson(result);
-      const mac = this.authentication.sign({ namespace: claim.namespace, key, fingerprint: claim.fingerprint, state: 'completed', result: json });
-      const note = `resolved by an operator (was ${claim.state}${claim.outcomeNote ? `: ${claim.outcomeNote}` : ''})`;
+      const note = pgText(`resolved by an operator (was ${claim.state}${claim.outcomeNote ? `: ${claim.outcomeNote}` : ''})`);
+      const { mac, secretId } = this.authentication.sign(
+        { ...claim, state: 'completed', result: json, outcomeNote: note, outcomeDetail: null },
+        inForce,
+      );
       await client.query(
         `
 UPDATE ${this.claims}
-SET state = 'completed', result_payload = $2, finished_at = now(), outcome_note = $3, record_mac = $4
+SET state = 'completed', result_payload = $2, finished_at = now(), outcome_note = $3, outcome_detail = NULL,
+  record_mac = $4, secret_id = $5
 WHERE key = $1`,
-        [key, json, pgText(note), mac],
+        [key, json, note, mac, secretId],
       );
       return { state: 'completed' };
     });
@@ -184,8 +216,25 @@ ORDER BY id`,
    */
   async outcomeFor(key: string): Promise<'resolved' | 'released'> {
     const { rows } = await this.pool.query<ClaimRow>(`SELECT ${CLAIM_READ} FROM ${this.claims} WHERE key = $1`, [key]);
-    if (!rows[0]) return 'released';
-    const claim = toClaim(rows[0], this.authentication);
+    if (!rows[0]) {
+      // No claim is "released" only if an operator released it. A row deleted any other way (by hand,
+      // by a writer of the table) says nothing about the vendor: calling again could repeat the call.
+      const { rows: released } = await this.pool.query(
+        `SELECT 1 FROM ${this.operatorTrail} WHERE key = $1 AND action = 'release' LIMIT 1`,
+        [key],
+      );
+      if (released.length > 0) return 'released';
+      throw new ClaimNotFoundError(
+        key,
+        'and no release of it is on the operator trail: the row was deleted outside the CLI, or pruned. A resumed ' +
+          'call would run for real. Check the vendor; if it did not happen, `temporal-idempotency release-absent ' +
+          `${key} --reason …\` records that, and \`resume\` then lets the workflow call again.`,
+      );
+    }
+    const claim = toClaim(rows[0], this.authentication, await this.keyFormatInForce());
+    if (claim.authenticity === 'rejected') {
+      throw new ClaimChangeRefusedError('not-authentic', claim, `Key ${key}'s record does not authenticate: see SECURITY.md before resuming anything.`);
+    }
     if (claim.state === 'completed') return 'resolved';
     throw new ClaimChangeRefusedError(
       'no-outcome',
@@ -318,21 +367,32 @@ LIMIT $3`,
     key: string,
     action: 'resolve' | 'release',
     options: ChangeOptions,
-    apply: (client: pg.PoolClient, claim: Claim) => Promise<{ state: string }>,
+    apply: (client: pg.PoolClient, claim: Claim, inForce: KeyFormatId) => Promise<{ state: string }>,
   ): Promise<Claim> {
     return inTransaction(this.pool, async (client) => {
+      const inForce = await this.keyFormatInForce(client);
       const { rows } = await client.query<ClaimRow>(`SELECT ${CLAIM_READ} FROM ${this.claims} WHERE key = $1 FOR UPDATE`, [key]);
       if (!rows[0]) throw new ClaimNotFoundError(key);
-      const claim = toClaim(rows[0], this.authentication);
+      const claim = toClaim(rows[0], this.authentication, inForce);
       const refusal = changeRefusal(claim, action, options.force);
       if (refusal) throw refusal;
-      if (action === 'resolve' && rows[0].record_mac !== null && !this.authentication.signs) {
+      if (action === 'resolve' && inForce.secretId !== null && !this.authentication.secret(inForce.secretId)) {
         throw new SecretRequiredError(
-          `Key ${key}'s record is signed: this deployment's workers sign their records and would refuse an unsigned ` +
-            `resolution. Give the CLI the same secret (TEMPORAL_IDEMPOTENCY_SECRET, or secret in --worker-config). Nothing was changed.`,
+          `This deployment's workers refuse records not signed with its secret (${inForce.secretId}). Give the CLI the ` +
+            `same secret (TEMPORAL_IDEMPOTENCY_SECRET, or secret in --worker-config). Nothing was changed.`,
         );
       }
-      const after = await apply(client, claim);
+      // Resolving signs the row, fingerprint and all: never over a record that does not authenticate
+      // (forged, or read with the wrong secret), unless the operator says they know.
+      if (action === 'resolve' && claim.authenticity === 'rejected' && !options.force) {
+        throw new ClaimChangeRefusedError(
+          'not-authentic',
+          claim,
+          `Key ${key}'s record does not authenticate under the secrets the CLI was given: it was written without ` +
+            `them (see SECURITY.md), or the CLI has the wrong secret. Nothing was changed; --force signs it anyway.`,
+        );
+      }
+      const after = await apply(client, claim, inForce);
       await this.recordAction(client, {
         action,
         key,
@@ -344,6 +404,118 @@ LIMIT $3`,
       await client.query('SELECT pg_notify($1, $2)', [this.channel, key]);
       return claim;
     });
+  }
+
+  /**
+   * It did not happen, for a key with no claim left (deleted outside the CLI): records the release on
+   * the operator trail, so `resume` may tell waiting workflows to call again.
+   */
+  async releaseAbsent(key: string, options: { reason?: string | undefined }): Promise<void> {
+    await inTransaction(this.pool, async (client) => {
+      const { rows } = await client.query(`SELECT 1 FROM ${this.claims} WHERE key = $1 FOR UPDATE`, [key]);
+      if (rows.length > 0) {
+        throw new ClaimChangeRefusedError('has-claim', undefined, `Key ${key} has a claim: use \`release\`, which checks it.`);
+      }
+      await this.recordAction(client, { action: 'release', key, reason: options.reason, forced: true, before: { state: 'absent' }, after: { state: 'released' } });
+    });
+  }
+
+  /** Which key format is in force, and how many rows are not signed by its secret (what an activation would sign). */
+  async keyStatus(): Promise<KeyStatus> {
+    const inForce = await this.keyFormatInForce();
+    const { rows } = await this.pool.query<{ unsigned: number; other: number }>(
+      `
+SELECT count(*) FILTER (WHERE record_mac IS NULL)::integer AS unsigned,
+  count(*) FILTER (WHERE record_mac IS NOT NULL AND secret_id IS DISTINCT FROM $1)::integer AS other
+FROM ${this.claims}`,
+      [inForce.secretId],
+    );
+    return { inForce, unsignedRows: rows[0]?.unsigned ?? 0, rowsSignedByOtherSecrets: rows[0]?.other ?? 0 };
+  }
+
+  /**
+   * Puts the CLI's secret in force: every worker derives keys with it and signs with it from now on,
+   * and refuses rows it did not sign. Run it once every worker has the secret (as \`secret\`, with the
+   * one it replaces in \`previousSecrets\`). It first signs every row that authenticates under the
+   * secrets the CLI knows, or is unsigned (the rows from before any secret: trusted as of now); a row
+   * whose MAC fails is left as it is, and counted: it stays refused. Then, holding the lock every
+   * claim takes, it signs what came meanwhile and switches the format, so no claim in the earlier
+   * format can appear after it.
+   */
+  async activateSecret(options: { reason?: string | undefined; batchSize?: number } = {}): Promise<ActivationReport> {
+    const secretId = this.authentication.signingSecretId;
+    if (secretId === null) {
+      throw new SecretRequiredError('Activating a secret needs it: give the CLI --worker-config (secret) or TEMPORAL_IDEMPOTENCY_SECRET.');
+    }
+    const target: KeyFormatId = { version: 2, secretId };
+    const unlocked = await this.signRowsFor(this.pool, target, options.batchSize ?? 500);
+    return inTransaction(this.pool, async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [KEY_FORMAT_LOCK_CLASS, `${this.schema}/key-format`]);
+      const before = await this.keyFormatInForce(client);
+      const locked = await this.signRowsFor(client, target, options.batchSize ?? 500);
+      await client.query(
+        `UPDATE ${this.settings} SET key_format = 2, secret_id = $1, activated_at = now(), activated_by = session_user`,
+        [secretId],
+      );
+      const report: ActivationReport = {
+        before,
+        inForce: target,
+        signed: unlocked.signed + locked.signed,
+        rejected: [...new Set([...unlocked.rejected, ...locked.rejected])],
+      };
+      await this.recordAction(client, {
+        action: 'activate-secret',
+        key: null,
+        reason: options.reason,
+        forced: false,
+        before: { keyFormat: before },
+        after: { keyFormat: target, signed: report.signed, rejected: report.rejected.length },
+      });
+      return report;
+    });
+  }
+
+  /** Signs, under `target`'s secret, every row that authenticates now or is unsigned; returns what it did. */
+  private async signRowsFor(client: pg.ClientBase | pg.Pool, target: KeyFormatId, batchSize: number): Promise<{ signed: number; rejected: string[] }> {
+    const current = await this.keyFormatInForce(client);
+    let signed = 0;
+    const rejected: string[] = [];
+    for (let after = ''; ; ) {
+      // Every row, not only those to sign: one already signed by the target secret is checked all the same.
+      const { rows } = await client.query<ClaimRow>(
+        `
+SELECT ${CLAIM_READ} FROM ${this.claims}
+WHERE key > $1
+ORDER BY key
+LIMIT $2`,
+        [after, batchSize],
+      );
+      if (rows.length === 0) return { signed, rejected };
+      for (const row of rows) {
+        if (!this.trustedForSigning(row, current)) {
+          rejected.push(row.key);
+          continue;
+        }
+        if (row.record_mac !== null && row.secret_id === target.secretId) continue;
+        const { mac } = this.authentication.sign(signedFieldsOf(row), target);
+        const { rowCount } = await client.query(
+          `UPDATE ${this.claims} SET record_mac = $3, secret_id = $4 WHERE key = $1 AND record_mac IS NOT DISTINCT FROM $2`,
+          [row.key, row.record_mac, mac, target.secretId],
+        );
+        signed += rowCount ?? 0;
+      }
+      after = rows[rows.length - 1]!.key;
+    }
+  }
+
+  /**
+   * Unsigned rows are what the deployment held before any secret: trusted, as of the first activation.
+   * A signed row only when its MAC checks under a secret the CLI knows.
+   */
+  private trustedForSigning(row: ClaimRow, current: KeyFormatId): boolean {
+    if (row.record_mac === null) return current.version === 1;
+    if (row.secret_id === null || !this.authentication.secret(row.secret_id)) return false;
+    return toClaim(row, this.authentication, current).authenticity === 'verified';
   }
 
   private async recordAction(

@@ -3,14 +3,14 @@
  * statement keeps its result type when a later migration adds a column) and
  * its mapping to a `Claim`, authenticated on the way.
  */
-import type { Claim, ClaimState } from './claim-store.js';
+import type { Claim, ClaimState, KeyFormatId } from './claim-store.js';
 import { payloadFromJson } from './payload-json.js';
 import type { PayloadJson } from './payload-json.js';
-import type { RecordAuthentication } from './record-authentication.js';
+import type { RecordAuthentication, SignedFields } from './record-authentication.js';
 
 export const CLAIM_COLUMNS = `key, state, token, fingerprint, namespace, activity_type, workflow_id, run_id, activity_id,
   attempt, claimed_by, claimed_at, finished_at, result_payload, outcome_note, outcome_detail, lease_expires_at, deadline_at,
-  record_mac`;
+  record_mac, secret_id, key_format`;
 
 /** Whether the owner's lease holds, by the database's clock: the one definition every read uses. */
 export const OWNER_ALIVE = 'coalesce(lease_expires_at > now(), false)';
@@ -39,17 +39,19 @@ export interface ClaimRow {
   lease_expires_at: Date | null;
   deadline_at: Date | null;
   record_mac: string | null;
+  secret_id: string | null;
+  key_format: 1 | 2;
   owner_alive: boolean;
   read_at: Date;
 }
 
-export function toClaim(row: ClaimRow, authentication: RecordAuthentication): Claim {
+export function toClaim(row: ClaimRow, authentication: RecordAuthentication, inForce: KeyFormatId): Claim {
   return {
     key: row.key,
     state: row.state,
     token: row.token,
     fingerprint: row.fingerprint,
-    aliases: [],
+    keyFormat: { version: row.key_format, secretId: row.key_format === 2 ? row.secret_id : null },
     namespace: row.namespace,
     activityType: row.activity_type,
     workflowId: row.workflow_id,
@@ -66,9 +68,25 @@ export function toClaim(row: ClaimRow, authentication: RecordAuthentication): Cl
     ownerAlive: row.owner_alive,
     deadlineAt: row.deadline_at,
     readAt: row.read_at,
-    authenticity: authentication.check(
-      { namespace: row.namespace, key: row.key, fingerprint: row.fingerprint, state: row.state, result: row.result_payload },
-      row.record_mac,
-    ),
+    authenticity: authentication.check(signedFieldsOf(row), { mac: row.record_mac, secretId: row.secret_id }, inForce),
+  };
+}
+
+/** What a row's MAC covers, read from the row. */
+export function signedFieldsOf(row: ClaimRow): SignedFields {
+  return {
+    namespace: row.namespace,
+    key: row.key,
+    fingerprint: row.fingerprint,
+    state: row.state,
+    token: row.token,
+    attempt: row.attempt,
+    claimedBy: row.claimed_by,
+    workflowId: row.workflow_id,
+    runId: row.run_id,
+    activityId: row.activity_id,
+    result: row.result_payload,
+    outcomeNote: row.outcome_note,
+    outcomeDetail: row.outcome_detail,
   };
 }

@@ -7,10 +7,16 @@ import type { AuditLedger } from './audit-ledger.js';
 
 export type ClaimState = 'claimed' | 'completed' | 'unknown';
 
-/** The same action's key under an earlier key format or secret, with its fingerprint in that format. */
-export interface KeyAlias {
+/** The same action's key in an earlier key format (or secret), with its fingerprint in that format. */
+export interface PreviousKey {
   readonly key: string;
   readonly fingerprint: string;
+}
+
+/** A key format by what identifies it in the store: its version, and the secret that keys it. */
+export interface KeyFormatId {
+  readonly version: 1 | 2;
+  readonly secretId: string | null;
 }
 
 /** Who claims a key, and for which action. Recorded with the claim for the people who read refusals. */
@@ -18,12 +24,13 @@ export interface ClaimRequest {
   readonly key: string;
   /** Hash of the semantic arguments, to catch one key reused for a different action. */
   readonly fingerprint: string;
+  /** The key format `key` is in: it must be the one in force, or the store refuses the claim. */
+  readonly keyFormat: KeyFormatId;
   /**
-   * The action's keys under earlier formats (a deployment moving to a secret, or to a new one):
-   * claimed together with `key`, under one token, so a claim made before the move is found, and
-   * a worker still on the earlier format meets this claim.
+   * The action's keys in earlier formats (after a move to a secret, or to a new one): looked up
+   * before claiming, so a claim made before the move is found. Never claimed under.
    */
-  readonly aliases: readonly KeyAlias[];
+  readonly previousKeys: readonly PreviousKey[];
   readonly namespace: string;
   readonly activityType: string;
   readonly workflowId: string | null;
@@ -46,7 +53,7 @@ export interface ClaimRequest {
  */
 export type Authenticity = 'verified' | 'not-checked' | 'rejected';
 
-export interface Claim extends Omit<ClaimRequest, 'deadlineMs'> {
+export interface Claim extends Omit<ClaimRequest, 'deadlineMs' | 'previousKeys'> {
   readonly state: ClaimState;
   /** Held only by the caller that inserted the claim; guards complete, release and markUnknown. */
   readonly token: string;
@@ -85,13 +92,10 @@ export interface Waiter {
   readonly activityType: string;
 }
 
-/** A claim this process holds: its rows (the key and its aliases) share the token. */
+/** A claim this process holds and keeps alive. */
 export interface HeldClaim {
   readonly key: string;
   readonly token: string;
-  readonly namespace: string;
-  readonly fingerprint: string;
-  readonly aliases: readonly KeyAlias[];
 }
 
 /** Follows one key while an earlier attempt still runs. */
@@ -108,21 +112,25 @@ export interface ClaimWatch {
 export type BeginResult =
   /** This caller inserted the claim and may run the activity. */
   | { readonly won: true; readonly claim: Claim }
-  /** Someone claimed the key (or one of its aliases) before; the caller must not run the activity. */
+  /** Someone claimed the key (or one of its previous keys) before; the caller must not run the activity. */
   | { readonly won: false; readonly claim: Claim };
 
-/** The key formats a store's deployment uses: keys are derived in `current`, and also in each of `previous`. */
+/** How keys are derived now: in the format in force, and (to look claims up) in each earlier one this worker knows. */
 export interface KeyFormats {
-  readonly current: KeyFormat;
+  readonly inForce: KeyFormat;
   readonly previous: readonly KeyFormat[];
 }
 
 export interface ClaimStore {
-  /** How keys and fingerprints are hashed for this store's deployment; absent means format 1 only. */
-  readonly keyFormats?: KeyFormats;
   /**
-   * Inserts a claim, durably, with a lease of `leaseMs`, unless one exists for the key or one of
-   * its aliases; returns whichever claim now holds it.
+   * How keys and fingerprints are hashed now (the format in force, and earlier ones to look up);
+   * absent means format 1 only. Rejects when this worker cannot derive keys in the format in force.
+   */
+  keyFormats?(): Promise<KeyFormats>;
+  /**
+   * Inserts a claim, durably, with a lease of `leaseMs`, unless one exists for the key or one of its
+   * previous keys; returns whichever claim now holds it. Rejects with `KeyFormatChangedError` when
+   * the request is keyed in a format no longer in force (derive the keys again and retry).
    */
   begin(request: ClaimRequest, leaseMs: number): Promise<BeginResult>;
   /**
@@ -133,11 +141,11 @@ export interface ClaimStore {
   /** Starts following a key whose claim is held by someone else. */
   watch(key: string): Promise<ClaimWatch>;
   /** Records the result of the caller's own claim. False when the claim is no longer the caller's to complete. */
-  complete(claim: HeldClaim, result: Payload): Promise<boolean>;
+  complete(claim: Claim, result: Payload): Promise<boolean>;
   /** Deletes the caller's own claim: the action did not happen. */
-  release(claim: HeldClaim): Promise<boolean>;
+  release(claim: Claim): Promise<boolean>;
   /** Marks the caller's own claim as having an unknown outcome; later attempts refuse. */
-  markUnknown(claim: HeldClaim, note: OutcomeNote): Promise<boolean>;
+  markUnknown(claim: Claim, note: OutcomeNote): Promise<boolean>;
   /**
    * Takes over an orphaned claim (outcome `unknown`, or `claimed` by a dead owner) for `request`,
    * with a new token and the taker's identity, to re-run an action the vendor dedups. Null when

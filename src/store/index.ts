@@ -8,12 +8,14 @@ export type {
   ClaimStore,
   ClaimWatch,
   HeldClaim,
-  KeyAlias,
+  KeyFormatId,
+  PreviousKey,
   KeyFormats,
   OutcomeNote,
   Waiter,
 } from './claim-store.js';
-export { RecordAuthentication } from './record-authentication.js';
+export { KeyFormatUnavailableError, RecordAuthentication } from './record-authentication.js';
+export { KeyFormatChangedError } from './postgres-claim-store.js';
 export type { PreviousSecret, TrustOptions } from './record-authentication.js';
 export type { StoreLogger } from './store-logger.js';
 export { setDefaultStoreLogger } from './store-logger.js';
@@ -27,6 +29,8 @@ export type { AuditLedger, LedgerCall, LedgerError, LedgerOutcome, ReconcileOutc
 export { PostgresAuditLedger } from './postgres-audit-ledger.js';
 export { CLAIM_STATES, ClaimOperations, SecretRequiredError } from './claim-operations.js';
 export type {
+  ActivationReport,
+  KeyStatus,
   ChangeOptions,
   ClaimOperationsOptions,
   ClaimSummary,

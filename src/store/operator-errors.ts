@@ -5,8 +5,12 @@ import { IdempotencyError } from '../errors.js';
 export class ClaimNotFoundError extends IdempotencyError {
   override readonly name = 'ClaimNotFoundError';
   readonly code = 'claim-not-found';
-  constructor(readonly key: string) {
-    super(`No claim for key ${key}. \`temporal-idempotency list\` shows the claims there are.`);
+  constructor(
+    readonly key: string,
+    /** What else is known, and what to do. */
+    detail = '`temporal-idempotency list` shows the claims there are.',
+  ) {
+    super(`No claim for key ${key}${detail.startsWith('and') ? ` ${detail}` : `. ${detail}`}`);
   }
 }
 
@@ -18,14 +22,18 @@ export type ChangeRefusal =
   /** The lease lapsed, but the attempt's own time is not up: a paused owner may still be calling. */
   | 'before-deadline'
   /** `resume` needs an outcome on record (completed, or released); this claim has none yet. */
-  | 'no-outcome';
+  | 'no-outcome'
+  /** The record does not authenticate under the secrets given: it may be forged. */
+  | 'not-authentic'
+  /** `release-absent` of a key that has a claim: `release` it, which checks the claim. */
+  | 'has-claim';
 
 export class ClaimChangeRefusedError extends IdempotencyError {
   override readonly name = 'ClaimChangeRefusedError';
   readonly code = 'claim-change-refused';
   constructor(
     readonly reason: ChangeRefusal,
-    readonly claim: Claim,
+    readonly claim: Claim | undefined,
     message: string,
   ) {
     super(message);

@@ -9,23 +9,23 @@ import type {
   BeginResult,
   Claim,
   ClaimRequest,
-  ClaimState,
   ClaimStore,
   ClaimWatch,
   HeldClaim,
+  KeyFormatId,
   KeyFormats,
   OutcomeNote,
   Waiter,
 } from './claim-store.js';
 import { RecordAuthentication } from './record-authentication.js';
-import type { TrustOptions } from './record-authentication.js';
+import type { RecordSignature, SignedFields, TrustOptions } from './record-authentication.js';
+import { IdempotencyError } from '../errors.js';
 import { ClaimListener } from './claim-listener.js';
 import type { AuditLedger } from './audit-ledger.js';
 import { PostgresAuditLedger } from './postgres-audit-ledger.js';
 import { DEFAULT_SCHEMA, outcomeChannel, quoteIdentifier } from './identifiers.js';
 import { assertSchemaCurrent } from './schema-version.js';
 import { payloadToJson } from './payload-json.js';
-import type { PayloadJson } from './payload-json.js';
 import { toClaim } from './claim-row.js';
 import type { ClaimRow } from './claim-row.js';
 import { claimStatements } from './claim-statements.js';
@@ -56,6 +56,19 @@ export interface PostgresClaimStoreOptions extends TrustOptions {
 }
 
 const BEGIN_ATTEMPTS = 3;
+/** How long a read of the key format in force is trusted before an unsigned row makes the store read it again. */
+const FRESH_FORMAT_MS = 1_000;
+/** SQLSTATE of the trigger that refuses a claim keyed in a format that is not in force (migration 7). */
+const KEY_FORMAT_REFUSED = 'TI001';
+
+/** Thrown by `begin` when the request's keys are in a format no longer in force: derive them again and retry. */
+export class KeyFormatChangedError extends IdempotencyError {
+  override readonly name = 'KeyFormatChangedError';
+  readonly code = 'key-format-changed';
+  constructor(readonly inForce: KeyFormatId) {
+    super(`The key format in force changed to ${inForce.version}${inForce.secretId ? ` (secret ${inForce.secretId})` : ''}.`);
+  }
+}
 /** pools this process already listens on for idle-client errors */
 const guardedPools = new WeakSet<pg.Pool>();
 
@@ -72,6 +85,9 @@ export class PostgresClaimStore implements ClaimStore {
   private checkedOnce: Promise<void> | undefined;
   private ledger: PostgresAuditLedger | undefined;
   private readonly authentication: RecordAuthentication;
+  /** The key format in force, as last read; re-read when a claim is refused for its format. */
+  private inForce: KeyFormatId = { version: 1, secretId: null };
+  private inForceReadAt = 0;
 
   constructor(options: PostgresClaimStoreOptions) {
     if (options?.pool == null || typeof options.pool.query !== 'function') {
@@ -80,7 +96,7 @@ export class PostgresClaimStore implements ClaimStore {
     this.pool = options.pool;
     this.schema = options.schema ?? DEFAULT_SCHEMA;
     const quotedSchema = quoteIdentifier('schema', this.schema);
-    this.statements = claimStatements(`${quotedSchema}.claims`, `${quotedSchema}.waiters`);
+    this.statements = claimStatements(`${quotedSchema}.claims`, `${quotedSchema}.waiters`, `${quotedSchema}.settings`);
     this.channel = outcomeChannel(this.schema);
     this.logger = options.logger ?? defaultStoreLogger;
     this.authentication = new RecordAuthentication(options);
@@ -89,19 +105,24 @@ export class PostgresClaimStore implements ClaimStore {
     this.guardPool();
   }
 
-  /** How keys and fingerprints are hashed: keyed with the secret when one is given. */
-  get keyFormats(): KeyFormats {
-    return this.authentication.keyFormats;
+  /** How keys are derived now: in the format in force (read from the store), and earlier ones to look up. */
+  async keyFormats(): Promise<KeyFormats> {
+    await this.checkOnce();
+    return this.authentication.keyFormats(this.inForce);
   }
 
   async begin(request: ClaimRequest, leaseMs: number): Promise<BeginResult> {
     await this.checkOnce();
+    // After a move to a new key format, a claim made before it is found under its earlier key.
+    // Race-free: no claim in an earlier format can be made once the new one is in force.
+    const earlier = await this.firstOf(request.previousKeys.map((previous) => previous.key));
+    if (earlier) return { won: false, claim: earlier };
     // A claim can be released between our failed insert and our read; then we simply try again.
     for (let attempt = 1; attempt <= BEGIN_ATTEMPTS; attempt++) {
       const inserted = await this.insertOrUndo(request, leaseMs);
       if (inserted) return { won: true, claim: inserted };
       // A separate statement, not a CTE: only a new snapshot sees a row a concurrent caller just committed.
-      const existing = await this.firstClaimOf(request);
+      const existing = await this.get(request.key);
       if (existing) return { won: false, claim: existing };
     }
     throw new Error(`Key ${request.key} was claimed and released ${BEGIN_ATTEMPTS} times while we tried to claim it.`);
@@ -109,37 +130,56 @@ export class PostgresClaimStore implements ClaimStore {
 
   async get(key: string): Promise<Claim | null> {
     const { rows } = await this.query<ClaimRow>('get', this.statements.get, [key]);
-    return rows[0] ? toClaim(rows[0], this.authentication) : null;
+    return rows[0] ? await this.claimOf(rows[0]) : null;
   }
 
-  async complete(claim: HeldClaim, result: Payload): Promise<boolean> {
+  /**
+   * Authenticates a row as the format in force says. Before trusting an unsigned row while a format
+   * without a secret seems to be in force, reads the setting again: a secret may have been activated
+   * since, and then an unsigned row is refused.
+   */
+  private async claimOf(row: ClaimRow): Promise<Claim> {
+    const unsigned = row.record_mac === null;
+    if (unsigned && this.inForce.version === 1 && this.authentication.hasSecret && Date.now() - this.inForceReadAt > FRESH_FORMAT_MS) {
+      await this.readKeyFormat();
+    }
+    return toClaim(row, this.authentication, this.inForce);
+  }
+
+  async complete(claim: Claim, result: Payload): Promise<boolean> {
     const json = payloadToJson(result);
-    const [keys, token, channel, macs] = this.rowsOf(claim, 'completed', json);
-    return this.settle('complete', this.statements.complete, [keys, token, channel, json, macs]);
+    const { mac, secretId } = this.sign({ ...claim, state: 'completed', result: json, outcomeNote: claim.outcomeNote, outcomeDetail: null });
+    return this.settle('complete', this.statements.complete, [claim.key, claim.token, this.channel, json, mac, secretId]);
   }
 
-  async release(claim: HeldClaim): Promise<boolean> {
-    return this.settle('release', this.statements.release, [keysOf(claim), claim.token, this.channel]);
+  async release(claim: Claim): Promise<boolean> {
+    return this.settle('release', this.statements.release, [claim.key, claim.token, this.channel]);
   }
 
-  async markUnknown(claim: HeldClaim, note: OutcomeNote): Promise<boolean> {
-    const [keys, token, channel, macs] = this.rowsOf(claim, 'unknown', null);
-    return this.settle('mark_unknown', this.statements.markUnknown, [
-      keys,
-      token,
-      channel,
-      pgText(note.summary),
-      macs,
-      note.detail ? payloadToJson(note.detail) : null,
-    ]);
+  async markUnknown(claim: Claim, note: OutcomeNote): Promise<boolean> {
+    const summary = pgText(note.summary);
+    const detail = note.detail ? payloadToJson(note.detail) : null;
+    const { mac, secretId } = this.sign({ ...claim, state: 'unknown', result: null, outcomeNote: summary, outcomeDetail: detail });
+    return this.settle('mark_unknown', this.statements.markUnknown, [claim.key, claim.token, this.channel, summary, mac, secretId, detail]);
   }
 
   async takeOver(orphan: Claim, request: ClaimRequest, leaseMs: number): Promise<Claim | null> {
-    const mac = this.authentication.sign({ ...orphan, state: 'claimed', result: null });
+    const token = randomUUID();
+    const taker = {
+      ...orphan,
+      state: 'claimed' as const,
+      token,
+      attempt: request.attempt,
+      claimedBy: request.claimedBy,
+      workflowId: request.workflowId,
+      runId: request.runId,
+      activityId: request.activityId,
+    };
+    const { mac, secretId } = this.sign({ ...taker, result: null, outcomeNote: null, outcomeDetail: null });
     const { rows } = await this.pool.query<ClaimRow>(this.statements.takeOver, [
       orphan.key,
       orphan.token,
-      randomUUID(),
+      token,
       request.attempt,
       request.claimedBy,
       leaseMs,
@@ -148,8 +188,9 @@ export class PostgresClaimStore implements ClaimStore {
       request.activityId,
       request.deadlineMs,
       mac,
+      secretId,
     ]);
-    return rows[0] ? toClaim(rows[0], this.authentication) : null;
+    return rows[0] ? await this.claimOf(rows[0]) : null;
   }
 
   async addWaiter(waiter: Waiter): Promise<void> {
@@ -166,10 +207,13 @@ export class PostgresClaimStore implements ClaimStore {
    */
   async renewLeases(claims: readonly HeldClaim[], leaseMs: number, timeoutMs = Math.max(leaseMs / 3, 2_000)): Promise<readonly string[]> {
     if (claims.length === 0) return [];
-    const keys = claims.flatMap((claim) => keysOf(claim));
-    const tokens = claims.flatMap((claim) => keysOf(claim).map(() => claim.token));
-    const { rows } = await this.query<{ token: string }>('renew', this.statements.renew, [keys, tokens, leaseMs], timeoutMs);
-    return [...new Set(rows.map((row) => row.token))];
+    const { rows } = await this.query<{ token: string }>(
+      'renew',
+      this.statements.renew,
+      [claims.map((claim) => claim.key), claims.map((claim) => claim.token), leaseMs],
+      timeoutMs,
+    );
+    return rows.map((row) => row.token);
   }
 
   async watch(key: string): Promise<ClaimWatch> {
@@ -204,38 +248,38 @@ export class PostgresClaimStore implements ClaimStore {
   /** Reads the claim and flags it as awaited, so that its outcome is announced. */
   private async markAwaited(key: string): Promise<Claim | null> {
     const { rows } = await this.pool.query<ClaimRow>(this.statements.markAwaited, [key]);
-    return rows[0] ? toClaim(rows[0], this.authentication) : null;
+    return rows[0] ? await this.claimOf(rows[0]) : null;
   }
 
-  /** The claim holding the request's key, or else one of its aliases. */
-  private async firstClaimOf(request: ClaimRequest): Promise<Claim | null> {
-    if (request.aliases.length === 0) return this.get(request.key);
-    const keys = [request.key, ...request.aliases.map((alias) => alias.key)];
+  /** The first of `keys` that has a claim, in the order given; none for no keys. */
+  private async firstOf(keys: readonly string[]): Promise<Claim | null> {
+    if (keys.length === 0) return null;
     const { rows } = await this.query<ClaimRow>('get_first', this.statements.getFirst, [keys]);
-    return rows[0] ? toClaim(rows[0], this.authentication) : null;
+    return rows[0] ? await this.claimOf(rows[0]) : null;
   }
 
-  /** `[keys, token, channel, macs]` of a claim's rows in `state`, each row signed for its own key. */
-  private rowsOf(claim: HeldClaim, state: ClaimState, result: PayloadJson | null): [string[], string, string, (string | null)[]] {
-    const rows = [{ key: claim.key, fingerprint: claim.fingerprint }, ...claim.aliases];
-    const macs = rows.map((row) => this.authentication.sign({ namespace: claim.namespace, ...row, state, result }));
-    return [rows.map((row) => row.key), claim.token, this.channel, macs];
+  private sign(fields: SignedFields): RecordSignature {
+    return this.authentication.sign(fields, this.inForce);
   }
 
   /**
    * The caller is told the claim failed, so it will not call; but the INSERT may have committed
    * before the connection dropped. Undo it by token, or a later attempt would refuse a call
-   * that never happened. If Postgres is gone entirely the undo fails too, and the claim's
-   * lapsed lease makes later attempts refuse: safe, if not ideal.
+   * that never happened.
    */
   private async insertOrUndo(request: ClaimRequest, leaseMs: number): Promise<Claim | null> {
     const token = randomUUID();
     try {
       return await this.insertClaim(request, token, leaseMs);
     } catch (error) {
+      if (isKeyFormatRefusal(error)) {
+        // Nothing was inserted: the format moved on. Read the one in force; the caller derives keys again.
+        await this.readKeyFormat();
+        throw new KeyFormatChangedError(this.inForce);
+      }
       // Postgres may be restarting: keep trying in the background, for as long as the lease would keep
       // a retry waiting, so that retry finds the key free instead of a claim it must refuse.
-      void retryFor(leaseMs * 2, () => this.pool.query(this.statements.undoClaim, [requestKeys(request), token])).catch((undoError: unknown) =>
+      void retryFor(leaseMs * 2, () => this.pool.query(this.statements.undoClaim, [request.key, token])).catch((undoError: unknown) =>
         this.logger.warn('Idempotency: could not undo a claim whose insert may have committed; a retry will find it and refuse', {
           idempotencyKey: request.key,
           error: undoError instanceof Error ? undoError.message : String(undoError),
@@ -245,27 +289,27 @@ export class PostgresClaimStore implements ClaimStore {
     }
   }
 
-  /** The claim when this caller won every key of the action; else null, with nothing of ours left behind. */
   private async insertClaim(request: ClaimRequest, token: string, leaseMs: number): Promise<Claim | null> {
-    const rows = [{ key: request.key, fingerprint: request.fingerprint }, ...request.aliases];
-    const formats = [this.keyFormats.current, ...this.keyFormats.previous].map((format) => format.version);
-    const macs = rows.map((row) => this.authentication.sign({ namespace: request.namespace, ...row, state: 'claimed', result: null }));
-    const identity = [request.namespace, request.activityType, request.workflowId, request.runId, request.activityId, request.attempt, request.claimedBy];
-    if (rows.length === 1) {
-      const { rows: inserted } = await this.query<ClaimRow>('claim', this.statements.claim, [
-        request.key, token, request.fingerprint, ...identity, leaseMs, request.deadlineMs, macs[0], formats[0],
-      ]);
-      return inserted[0] ? toClaim(inserted[0], this.authentication) : null;
-    }
-    const { rows: inserted } = await this.query<ClaimRow>('claim_aliases', this.statements.claimWithAliases, [
-      rows.map((row) => row.key), token, rows.map((row) => row.fingerprint), ...identity, leaseMs, request.deadlineMs, macs,
-      rows.map((_, index) => formats[Math.min(index, formats.length - 1)]),
+    const { mac, secretId } = this.sign({ ...request, state: 'claimed', token, result: null, outcomeNote: null, outcomeDetail: null });
+    const { rows } = await this.query<ClaimRow>('claim', this.statements.claim, [
+      request.key,
+      token,
+      request.fingerprint,
+      request.namespace,
+      request.activityType,
+      request.workflowId,
+      request.runId,
+      request.activityId,
+      request.attempt,
+      request.claimedBy,
+      leaseMs,
+      request.deadlineMs,
+      mac,
+      request.keyFormat.version,
+      // The row carries the id of the secret that signed it; a format-2 key must be keyed by the one in force.
+      request.keyFormat.version === 2 ? request.keyFormat.secretId : secretId,
     ]);
-    const primary = inserted.find((row) => row.key === request.key);
-    if (inserted.length === rows.length && primary) return { ...toClaim(primary, this.authentication), aliases: request.aliases };
-    // Someone holds one of the keys: this is their action, not ours to run. Take ours back.
-    if (inserted.length > 0) await this.pool.query(this.statements.undoClaim, [inserted.map((row) => row.key), token]);
-    return null;
+    return rows[0] ? await this.claimOf(rows[0]) : null;
   }
 
   /**
@@ -294,11 +338,19 @@ export class PostgresClaimStore implements ClaimStore {
     this.checkedOnce ??= (async () => {
       await assertSchemaCurrent(this.pool, this.schema);
       await checkDurability(this.pool, this.logger);
+      await this.readKeyFormat();
     })().catch((error: unknown) => {
       this.checkedOnce = undefined; // unreachable now may be reachable later
       throw error;
     });
     return this.checkedOnce;
+  }
+
+  private async readKeyFormat(): Promise<void> {
+    const { rows } = await this.pool.query<{ key_format: 1 | 2; secret_id: string | null }>(this.statements.keyFormatInForce);
+    const row = rows[0];
+    if (row) this.inForce = { version: row.key_format, secretId: row.secret_id };
+    this.inForceReadAt = Date.now();
   }
 
   /**
@@ -315,12 +367,9 @@ export class PostgresClaimStore implements ClaimStore {
   }
 }
 
-function keysOf(claim: HeldClaim): string[] {
-  return [claim.key, ...claim.aliases.map((alias) => alias.key)];
-}
-
-function requestKeys(request: ClaimRequest): string[] {
-  return [request.key, ...request.aliases.map((alias) => alias.key)];
+/** The store's trigger refused a claim keyed in a format that is no longer in force. */
+function isKeyFormatRefusal(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === KEY_FORMAT_REFUSED;
 }
 
 /**

@@ -2,78 +2,145 @@
  * Authenticated records. Write access to the claims table is authority over
  * whether a call happens: a `completed` row skips the call, a missing one lets
  * it run. So with a deployment secret, every row the library writes carries an
- * HMAC over what decides a call (namespace, key, fingerprint, state, result),
- * and a row whose MAC does not check is refused, never obeyed: a forged row, a
- * genuine result copied onto another key, a result edited in place.
+ * HMAC over what decides a call and what a refusal says (namespace, key,
+ * fingerprint, state, result, note, token, and who claimed it), and once a
+ * secret is in force a row whose MAC does not check is refused, never obeyed:
+ * a forged row, a genuine result copied onto another key, one edited in place,
+ * an unsigned row.
  *
  * What it cannot do: stop a writer from deleting a row, or from putting back a
  * genuine earlier version of the same key's row. SECURITY.md says what does.
  */
 import { DeploymentSecret, UNKEYED, canonicalize, keyedFormat } from '../key/index.js';
-import type { SecretMaterial } from '../key/index.js';
-import type { Authenticity, ClaimState, KeyFormats } from './claim-store.js';
+import type { KeyFormat, SecretMaterial } from '../key/index.js';
+import type { Authenticity, ClaimState, KeyFormatId, KeyFormats } from './claim-store.js';
 import type { PayloadJson } from './payload-json.js';
+import { IdempotencyError } from '../errors.js';
 
-/** What the MAC covers: everything that decides whether, and with what answer, a call happens. */
+/** What the MAC covers: everything that decides whether (and with what answer) a call happens, or what a refusal says. */
 export interface SignedFields {
   readonly namespace: string;
   readonly key: string;
   readonly fingerprint: string;
   readonly state: ClaimState;
+  readonly token: string;
+  readonly attempt: number;
+  readonly claimedBy: string;
+  readonly workflowId: string | null;
+  readonly runId: string | null;
+  readonly activityId: string;
   readonly result: PayloadJson | null;
+  readonly outcomeNote: string | null;
+  readonly outcomeDetail: PayloadJson | null;
 }
 
-/** `'unkeyed'`: the time before any secret (key format 1, unsigned rows). */
+/** `'unkeyed'`: the time before any secret (key format 1): claims made then are still looked up. */
 export type PreviousSecret = SecretMaterial | 'unkeyed';
 
 export interface TrustOptions {
   /** Key material for keyed hashes and record MACs, at least 32 bytes, from your secret manager. */
   readonly secret?: SecretMaterial | undefined;
   /**
-   * Earlier secrets, and `'unkeyed'` for the time before any: their MACs still verify (and with
-   * `'unkeyed'`, unsigned rows are accepted), and claims made under their keys are still found.
-   * Keep them until the claims made before the change are past your retention.
+   * Earlier secrets, and `'unkeyed'` for the time before any: claims made under their keys are still
+   * found, and rows they signed still verify. Keep them until the claims made before the change
+   * are past your retention.
    */
   readonly previousSecrets?: readonly PreviousSecret[] | undefined;
 }
 
-export class RecordAuthentication {
-  private readonly current: DeploymentSecret | null;
-  private readonly previous: readonly DeploymentSecret[];
-  private readonly acceptsUnsigned: boolean;
-  readonly keyFormats: KeyFormats;
+/** A MAC, and the id of the secret that made it. */
+export interface RecordSignature {
+  readonly mac: string | null;
+  readonly secretId: string | null;
+}
 
-  constructor(options: TrustOptions = {}) {
-    this.current = options.secret === undefined ? null : new DeploymentSecret(options.secret);
-    const previous = options.previousSecrets ?? [];
-    this.previous = previous.filter((entry): entry is SecretMaterial => entry !== 'unkeyed').map((entry) => new DeploymentSecret(entry));
-    this.acceptsUnsigned = this.current === null || previous.includes('unkeyed');
-    this.keyFormats = this.current
-      ? {
-          current: keyedFormat(this.current),
-          previous: [...this.previous.map((secret) => keyedFormat(secret)), ...(previous.includes('unkeyed') ? [UNKEYED] : [])],
-        }
-      : { current: UNKEYED, previous: [] };
-  }
-
-  /** Whether rows are signed: a secret is configured. */
-  get signs(): boolean {
-    return this.current !== null;
-  }
-
-  /** The MAC to store with a row, or null without a secret. */
-  sign(fields: SignedFields): string | null {
-    return this.current?.sign(recordText(fields)) ?? null;
-  }
-
-  check(fields: SignedFields, mac: string | null): Authenticity {
-    if (!this.current) return 'not-checked';
-    if (mac === null) return this.acceptsUnsigned ? 'not-checked' : 'rejected';
-    const text = recordText(fields);
-    return [this.current, ...this.previous].some((secret) => secret.verify(text, mac)) ? 'verified' : 'rejected';
+/** Raised when the key format in force is one this worker cannot derive (it lacks that secret). */
+export class KeyFormatUnavailableError extends IdempotencyError {
+  override readonly name = 'KeyFormatUnavailableError';
+  readonly code = 'key-format-unavailable';
+  constructor(readonly inForce: KeyFormatId) {
+    super(
+      `This deployment keys its claims with the secret ${inForce.secretId} (key format ${inForce.version}), which this ` +
+        `worker was not given: it cannot claim without calling twice. Give it that secret (secret or previousSecrets).`,
+    );
   }
 }
 
-function recordText(fields: SignedFields): string {
-  return canonicalize({ v: 1, ...fields }, 'record');
+export class RecordAuthentication {
+  /** Every secret this worker knows, by id: the configured one first. */
+  private readonly secrets = new Map<string, DeploymentSecret>();
+  private readonly knowsUnkeyed: boolean;
+  private readonly configured: DeploymentSecret | undefined;
+
+  constructor(options: TrustOptions = {}) {
+    const previous = options.previousSecrets ?? [];
+    for (const material of [options.secret, ...previous]) {
+      if (material === undefined || material === 'unkeyed') continue;
+      const secret = new DeploymentSecret(material);
+      this.secrets.set(secret.id, secret);
+    }
+    this.configured = options.secret === undefined ? undefined : this.secrets.get(new DeploymentSecret(options.secret).id);
+    // Without any secret this worker only knows format 1; with one, format 1 only as a previous format.
+    this.knowsUnkeyed = options.secret === undefined || previous.includes('unkeyed');
+  }
+
+  /** Whether this worker can sign at all (it was given a secret). */
+  get hasSecret(): boolean {
+    return this.secrets.size > 0;
+  }
+
+  /** The id of the configured secret (not a previous one), which an activation puts in force. */
+  get signingSecretId(): string | null {
+    return this.configured?.id ?? null;
+  }
+
+  /** The formats to key claims in while `inForce` is in force; throws when this worker cannot. */
+  keyFormats(inForce: KeyFormatId): KeyFormats {
+    const current = this.formatOf(inForce);
+    if (!current) throw new KeyFormatUnavailableError(inForce);
+    // Before a secret is in force there are no keyed claims to find; after, the earlier secrets' and format 1's.
+    if (inForce.version === 1) return { inForce: current, previous: [] };
+    const others = [...this.secrets.values()].filter((secret) => secret.id !== inForce.secretId).map((secret) => keyedFormat(secret));
+    return { inForce: current, previous: this.knowsUnkeyed ? [...others, UNKEYED] : others };
+  }
+
+  /**
+   * Signs with the secret in force; before any is (format 1), with this worker's own secret, so the
+   * activation has fewer rows to sign. Unsigned when this worker has no secret to use.
+   */
+  sign(fields: SignedFields, inForce: KeyFormatId): RecordSignature {
+    const signer = inForce.secretId !== null ? this.secrets.get(inForce.secretId) : this.configured;
+    return signer ? { mac: signer.sign(recordText(fields)), secretId: signer.id } : { mac: null, secretId: null };
+  }
+
+  /**
+   * Before a secret is in force nothing is trusted or refused, but a MAC this worker can check and
+   * finds wrong (tampering). Once one is, a row must carry a MAC by a secret this worker knows.
+   */
+  check(fields: SignedFields, signature: RecordSignature, inForce: KeyFormatId): Authenticity {
+    const secret = signature.secretId === null ? undefined : this.secrets.get(signature.secretId);
+    if (signature.mac === null || !secret) return inForce.version === 1 ? 'not-checked' : 'rejected';
+    return secret.verify(recordText(fields), signature.mac) ? 'verified' : 'rejected';
+  }
+
+  /** The secret with this id, when this worker knows it. */
+  secret(id: string): DeploymentSecret | undefined {
+    return this.secrets.get(id);
+  }
+
+  private formatOf(inForce: KeyFormatId): KeyFormat | undefined {
+    if (inForce.version === 1) return UNKEYED;
+    const secret = inForce.secretId === null ? undefined : this.secrets.get(inForce.secretId);
+    return secret ? keyedFormat(secret) : undefined;
+  }
+}
+
+/** Exactly the signed fields, whatever else the object handed in carries (a whole claim, say). */
+export function recordText(fields: SignedFields): string {
+  const { namespace, key, fingerprint, state, token, attempt, claimedBy, workflowId, runId, activityId, result, outcomeNote, outcomeDetail } =
+    fields;
+  return canonicalize(
+    { v: 2, namespace, key, fingerprint, state, token, attempt, claimedBy, workflowId, runId, activityId, result, outcomeNote, outcomeDetail },
+    'record',
+  );
 }

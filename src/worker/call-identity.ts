@@ -47,13 +47,15 @@ export function callIdentityFor(
   const semanticArgs = settings.keyArgs ? semanticArgsFrom(settings.keyArgs, args) : args;
   const argsText = canonicalize(semanticArgs, 'args');
   // Keys in every format the deployment uses, so a claim made before it moved to its current one is found.
-  const [primary, ...aliases] = resume
-    ? [{ key: resume.key, fingerprint: formats.current.fingerprint(argsText), format: formats.current.version }]
+  // A resumed call is the refused one: its key decides, whatever format it was made in.
+  const [primary, ...previous] = resume
+    ? [{ key: resume.key, fingerprint: formats.inForce.fingerprint(argsText), format: formats.inForce.version }]
     : keysInEveryFormat(info, args, argsText, settings, formats);
   const request: ClaimRequest = {
     key: primary!.key,
     fingerprint: primary!.fingerprint,
-    aliases: aliases.map(({ key, fingerprint }) => ({ key, fingerprint })),
+    keyFormat: { version: formats.inForce.version, secretId: formats.inForce.secretId },
+    previousKeys: previous.map(({ key, fingerprint }) => ({ key, fingerprint })),
     namespace: info.namespace,
     activityType: info.activityType,
     workflowId: info.workflowExecution?.workflowId ?? null,
@@ -74,7 +76,7 @@ function keysInEveryFormat(
   formats: KeyFormats,
 ): CallKeys[] {
   const customKey = customKeyFor(info, args, settings);
-  return [formats.current, ...formats.previous].map((format) => keysFor(info, argsText, settings, customKey, format));
+  return [formats.inForce, ...formats.previous].map((format) => keysFor(info, argsText, settings, customKey, format));
 }
 
 /** The refused call's key, when `resumable()` calls an activity of its type again after a decision. */

@@ -6,8 +6,10 @@ import type { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
 import { InvalidKeyInputError } from '../key/index.js';
-import type { Claim, ClaimRequest, KeyFormats } from '../store/index.js';
+import { KeyFormatChangedError } from '../store/index.js';
+import type { BeginResult, Claim, ClaimRequest, KeyFormats } from '../store/index.js';
 import { callIdentityFor } from './call-identity.js';
+import type { CallIdentity } from './call-identity.js';
 import { enterCall, leaveCall } from './current-call.js';
 import { IDEMPOTENCY_FAILURE_TYPES } from '../failure-types.js';
 import { IdempotencyConfigError } from './errors.js';
@@ -30,7 +32,7 @@ import { CallSettlement } from './call-settlement.js';
 import { askVendor } from './reconciliation.js';
 import type { ReconcileAnswer, Reconciler } from './reconciliation.js';
 import { randomUUID } from 'node:crypto';
-import { keyToUuid } from '../key/index.js';
+import { UNKEYED, keyToUuid } from '../key/index.js';
 import type { ReconcileOutcome } from '../store/index.js';
 import { CRON_SCHEDULE_HEADER } from '../call-headers.js';
 
@@ -49,8 +51,6 @@ const ATTEMPT_DEADLINE_MARGIN_MS = 1_000;
 /** What every activity execution of one worker shares. */
 export interface InterceptorDependencies {
   readonly options: ResolvedOptions;
-  /** How this deployment hashes keys: the store's formats, current and previous. */
-  readonly keyFormats: KeyFormats;
   readonly codec: ResultCodec;
   readonly leases: LeaseKeeper;
   readonly metrics: IdempotencyMetrics;
@@ -84,16 +84,26 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
 
   private async claimAndRun(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
     this.args = input.args;
-    const { request, resumed } = this.callIdentity(input);
+    let { request, resumed } = await this.callIdentity(input);
     if (!resumed && input.headers[CRON_SCHEDULE_HEADER]) warnOfMergedCronRunsOnce(this.context, this.settings);
     if (resumed) {
       this.context.log.info('Idempotency: resumed after an operator decision; the refused call\'s key decides', {
         idempotencyKey: request.key,
       });
     }
-    for (;;) {
+    for (let formatChanges = 0; ; ) {
       const claimStarted = performance.now();
-      const begun = await this.storeCall(request, () => this.deps.options.store.begin(request, this.deps.leases.leaseMs));
+      let begun: BeginResult;
+      try {
+        begun = await this.deps.options.store.begin(request, this.deps.leases.leaseMs);
+      } catch (error) {
+        // The deployment moved to another key format while we derived ours: derive again, once.
+        if (error instanceof KeyFormatChangedError && formatChanges++ === 0) {
+          ({ request, resumed } = await this.callIdentity(input));
+          continue;
+        }
+        throw storeUnavailable(request, error);
+      }
       this.deps.metrics.claimLatency(this.context.metricMeter, performance.now() - claimStarted);
       const step: Step = begun.won ? { kind: 'run', claim: begun.claim } : await this.answerFromClaim(begun.claim, request, resumed);
       if (step.kind === 'run') {
@@ -107,10 +117,13 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
     }
   }
 
-  private callIdentity(input: ActivityExecuteInput) {
+  /** Derives the key in the format in force (asked of the store), and in earlier formats to look claims up. */
+  private async callIdentity(input: ActivityExecuteInput): Promise<CallIdentity> {
     const { info } = this.context;
+    const { store } = this.deps.options;
+    const formats = store.keyFormats ? await this.storeCall(undefined, () => store.keyFormats!()) : UNKEYED_ONLY;
     try {
-      return callIdentityFor(info, input.args, input.headers, this.settings, this.deps.options.workerIdentity, this.deps.keyFormats);
+      return callIdentityFor(info, input.args, input.headers, this.settings, this.deps.options.workerIdentity, formats);
     } catch (error) {
       if (error instanceof InvalidKeyInputError) throw invalidKeyInput(error, info.activityType);
       if (error instanceof IdempotencyConfigError) throw misconfigured(error, info.activityType);
@@ -119,12 +132,31 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
   }
 
   /** Before the call, any store failure means nothing ran: fail retryably. */
-  private async storeCall<T>(request: ClaimRequest, operation: () => Promise<T>): Promise<T> {
+  private async storeCall<T>(request: ClaimRequest | undefined, operation: () => Promise<T>): Promise<T> {
     try {
       return await operation();
     } catch (error) {
-      throw storeUnavailable(request, error);
+      throw storeUnavailable(request ?? this.unkeyedRequest(), error);
     }
+  }
+
+  /** Who is calling, for a refusal that comes before any key exists. */
+  private unkeyedRequest(): ClaimRequest {
+    const { info } = this.context;
+    return {
+      key: '(none yet)',
+      fingerprint: '',
+      keyFormat: { version: 1, secretId: null },
+      previousKeys: [],
+      namespace: info.namespace,
+      activityType: info.activityType,
+      workflowId: info.workflowExecution?.workflowId ?? null,
+      runId: info.workflowExecution?.runId ?? null,
+      activityId: info.activityId,
+      attempt: info.attempt,
+      claimedBy: this.deps.options.workerIdentity,
+      deadlineMs: null,
+    };
   }
 
   /** Someone claimed this key before: never call again; answer from their outcome, or wait for it. */
@@ -165,7 +197,8 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
   private async orphaned(orphan: Claim, request: ClaimRequest): Promise<Step> {
     const { reconcile, vendorDedup } = this.settings;
     if (!reconcile && !vendorDedup) {
-      await this.noteWaiter(request);
+      // On record under the key the refusal names (found under a previous key, it is not the request's).
+      await this.noteWaiter({ ...request, key: orphan.key });
       throw orphanedClaim(orphan, request, await this.outcomeDetailOf(orphan));
     }
     // Taken over first: from here on this attempt alone may ask, or call, for this key.
@@ -335,11 +368,13 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
 /** The name of the SDK's own inbound interceptors; kept for code written against 0.1. */
 export { IdempotentActivityInboundInterceptor as IdempotentActivityInbound };
 
-/** The fingerprint the request has in the key format the claim was found under (its key or an alias). */
+/** The fingerprint the request has in the key format the claim was found under (its key, or a previous one). */
 function expectedFingerprint(claim: Claim, request: ClaimRequest): string {
   if (claim.key === request.key) return request.fingerprint;
-  return request.aliases.find((alias) => alias.key === claim.key)?.fingerprint ?? request.fingerprint;
+  return request.previousKeys.find((previous) => previous.key === claim.key)?.fingerprint ?? request.fingerprint;
 }
+
+const UNKEYED_ONLY: KeyFormats = { inForce: UNKEYED, previous: [] };
 
 const warnedCronTypes = new Set<string>();
 

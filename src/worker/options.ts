@@ -188,7 +188,16 @@ export function resolveOptions<Activities extends object>(options: IdempotencyOp
     settingsFor: (activityType, log) => {
       const settings = perActivity.get(activityType);
       if (settings) return settings;
-      warnOfNearMissOnce(activityType, [...perActivity.keys()], log);
+      const nearMiss = nearestName(activityType, [...perActivity.keys()]);
+      // With guard: 'listed', a misspelled name would leave a write unguarded: refuse, never guess.
+      if (guard === 'listed' && nearMiss !== undefined) {
+        throw new IdempotencyConfigError(
+          `activities.${nearMiss}`,
+          `activity ${activityType} is not listed, but ${nearMiss} is, and guard is 'listed': a misspelling would leave ` +
+            `${activityType} unguarded. Fix the name, or list ${activityType} (false if it is not a write).`,
+        );
+      }
+      warnOfNearMissOnce(activityType, nearMiss, log);
       return workerDefault;
     },
     configuredActivities: [...perActivity.keys()],
@@ -241,10 +250,9 @@ const checkedTypes = new Set<string>();
  * (no keyArgs, no vendorDedup). Hand-composed interceptors cannot see the worker's activities
  * up front (IdempotencyPlugin can, and refuses); this warns when the real name first runs.
  */
-function warnOfNearMissOnce(activityType: string, configured: readonly string[], log: Logger): void {
+function warnOfNearMissOnce(activityType: string, nearMiss: string | undefined, log: Logger): void {
   if (checkedTypes.has(activityType)) return;
   checkedTypes.add(activityType);
-  const nearMiss = nearestName(activityType, configured);
   if (nearMiss !== undefined) {
     log.warn(
       `Idempotency: activity ${activityType} has no settings, but activities.${nearMiss} names no activity that ran here; ` +
@@ -254,26 +262,33 @@ function warnOfNearMissOnce(activityType: string, configured: readonly string[],
   }
 }
 
-/** A configured name within two edits of `name` (or equal ignoring case), if any. */
+/**
+ * A configured name that looks like a misspelling of `name`: equal ignoring case, or one edit away
+ * (a letter added, dropped, changed, or two swapped), two for names of more than ten letters.
+ */
 export function nearestName(name: string, candidates: readonly string[]): string | undefined {
   let best: { name: string; distance: number } | undefined;
   for (const candidate of candidates) {
+    if (candidate === name) continue;
     const distance = candidate.toLowerCase() === name.toLowerCase() ? 0 : editDistance(candidate, name);
-    if (distance <= 2 && (!best || distance < best.distance)) best = { name: candidate, distance };
+    const allowed = Math.max(candidate.length, name.length) > 10 ? 2 : 1;
+    if (distance <= allowed && (!best || distance < best.distance)) best = { name: candidate, distance };
   }
   return best?.name;
 }
 
+/** Optimal string alignment distance: insertions, deletions, substitutions and adjacent swaps. */
 function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  const rows = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
   for (let i = 1; i <= a.length; i++) {
-    const current = [i];
     for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let distance = Math.min(rows[i - 1]![j]! + 1, rows[i]![j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) distance = Math.min(distance, rows[i - 2]![j - 2]! + 1);
+      rows[i]![j] = distance;
     }
-    previous = current;
   }
-  return previous[b.length]!;
+  return rows[a.length]![b.length]!;
 }
 
 function validScope(option: string, scope: unknown): Scope {

@@ -52,7 +52,8 @@ export class IdempotencyPlugin<Activities extends object = Record<string, AnyAct
         ...interceptors,
         // First in the list is the outermost: idempotency sees every call before anything else acts on it.
         activity: [...this.activityInterceptors, ...(interceptors.activity ?? [])],
-        workflowModules: withModule(interceptors.workflowModules),
+        // With a prebuilt bundle the SDK ignores workflowModules (and warns): bundle with the plugin instead.
+        ...(options.workflowBundle ? {} : { workflowModules: withModule(interceptors.workflowModules) }),
       },
     };
   }

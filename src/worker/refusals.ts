@@ -118,7 +118,6 @@ export function invalidKeyInput(error: InvalidKeyInputError, activityType: strin
       `Refusing to run ${activityType}: ${error.message} Fix the arguments the workflow passes, or pick ` +
       `the part that defines the action with keyArgs.`,
     details: [{ activityType, path: error.path, reason: error.reason }],
-    cause: error,
   });
 }
 
@@ -189,7 +188,6 @@ export function resultUndecodable(claim: Claim, refused: Refused, cause: unknown
       `but this worker cannot decode it (encoding ${encodingText}, ${cause instanceof Error ? cause.name : 'error'}). Give this worker the payload ` +
       `converter and codecs the recording worker had (payloadConverter, payloadCodecs); Temporal will retry.`,
     details: [detailsOf(claim, refused, 'result-undecodable')],
-    cause: cause instanceof Error ? cause : undefined,
   });
 }
 

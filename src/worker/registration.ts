@@ -6,7 +6,6 @@ import type { Context } from '@temporalio/activity';
 import { Runtime } from '@temporalio/worker';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { setDefaultStoreLogger } from '../store/index.js';
-import { UNKEYED } from '../key/index.js';
 import { auditLedgerInterceptors } from './audit-interceptor.js';
 import { IdempotencyConfigError } from './errors.js';
 import { leaseKeeperFor } from './lease-keeper.js';
@@ -41,7 +40,6 @@ export function idempotencyInterceptors<Activities extends object = Record<strin
   });
   const deps = {
     options: resolved,
-    keyFormats: resolved.store.keyFormats ?? { current: UNKEYED, previous: [] },
     codec: new ResultCodec(resolved.payloadConverter, resolved.payloadCodecs),
     leases: leaseKeeperFor(resolved.store, resolved.leaseMs, (error) =>
       runtimeLogger().warn('Idempotency: renewing claim leases failed; they lapse if this persists', { error }),
@@ -61,8 +59,15 @@ export function idempotencyInterceptors<Activities extends object = Record<strin
       );
     }
     guarded.add(context);
+    let settings;
+    try {
+      settings = resolved.settingsFor(context.info.activityType, context.log);
+    } catch (error) {
+      if (error instanceof IdempotencyConfigError) throw misconfigured(error, context.info.activityType);
+      throw error;
+    }
     // Not a write (a read, a poll): no claim, no record; it runs on every attempt, as without the library.
-    if (!resolved.settingsFor(context.info.activityType, context.log).guarded) return markUnguarded(context);
+    if (!settings.guarded) return markUnguarded(context);
     return { inbound: new IdempotentActivityInboundInterceptor(context, deps) };
   };
   // Audit inside idempotency: Idempotent(Recording(activity)), so a replay never reaches the ledger.

@@ -1,7 +1,7 @@
 /**
- * Attack (round 2): a workflow refused on a claim found through its alias row (a claim made
- * before the secret, during the migration window) is recorded as waiting under its *own* new-format
- * key, while its refusal, its pending query and `resumable()` carry the claim's old-format key.
+ * Attack (round 2): a workflow refused on a claim found under its previous key (a claim made
+ * before the secret was put in force) was recorded as waiting under its *own* new-format key,
+ * while its refusal, its pending query and `resumable()` carry the claim's old-format key.
  *
  * - `resolve` of the key the refusal names signals nobody but the claim's own workflow: the
  *   refused workflow is never told and waits for ever (its waiter row is under another key);
@@ -16,7 +16,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, inject, it } from 'vitest';
 import type { WorkflowHandle } from '@temporalio/client';
-import { IdempotencyOrphanedClaim, OutcomeUnknownError, PostgresClaimStore, idempotencyInterceptors } from '../../src/index.js';
+import { ClaimOperations, IdempotencyOrphanedClaim, OutcomeUnknownError, PostgresClaimStore, idempotencyInterceptors } from '../../src/index.js';
 import { OPERATOR_DECISION_SIGNAL, PENDING_REFUSALS_QUERY } from '../../src/operator-decision.js';
 import type { PendingRefusal } from '../../src/workflow/index.js';
 import { UNKEYED, deriveCustomKey } from '../../src/key/index.js';
@@ -28,7 +28,8 @@ import { runCli } from '../support/cli.js';
 const schema = useTestSchema(import.meta.filename);
 const temporal = useTemporal();
 const SECRET = 'test-deployment-secret-of-at-least-32-bytes!';
-const cli = (...args: string[]) => runCli([...args, '--schema', schema.name], { TEMPORAL_ADDRESS: inject('temporalAddress') });
+const cli = (...args: string[]) =>
+  runCli([...args, '--schema', schema.name], { TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_IDEMPOTENCY_SECRET: SECRET });
 
 async function waitingOn(handle: WorkflowHandle): Promise<PendingRefusal> {
   for (let i = 0; i < 200; i++) {
@@ -66,6 +67,8 @@ describe('a workflow refused through an alias row', () => {
     );
     expect(w1.type).toBe(IdempotencyOrphanedClaim);
     const oldKey = deriveCustomKey({ namespace: 'default', activityType: 'placeCall', customKey: callId }, UNKEYED);
+    // Every worker now has the secret: the operator puts it in force. W1's claim is found under its old key.
+    await new ClaimOperations(schema.pool, { schema: schema.name, secret: SECRET }).activateSecret({ reason: 'secret rollout' });
 
     // W2, on a worker with the secret (migration window): refused on W1's claim, waits in resumable().
     const tq2 = uniqueName('tq');

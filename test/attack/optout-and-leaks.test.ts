@@ -52,9 +52,9 @@ describe("guard: 'listed' composed by hand", () => {
       .slice(logsBefore)
       .map((entry) => entry.message)
       .filter((message) => message.includes('chargeCrad'));
-    // Fails today: the charge went out twice ({ returned: [{ id: 'ch_2' }] }); the one warning says
-    // "chargeCard runs with the worker's defaults", i.e. unguarded.
-    expect({ writes, outcome }, JSON.stringify(warnings)).toMatchObject({ writes: 1 });
+    // It failed: the charge went out twice ({ returned: [{ id: 'ch_2' }] }) after a warning that said
+    // "chargeCard runs with the worker's defaults", i.e. unguarded. Now it is refused before it runs.
+    expect({ writes, outcome }, JSON.stringify(warnings)).toEqual({ writes: 0, outcome: { failed: 'IdempotencyConfiguration' } });
   });
 });
 

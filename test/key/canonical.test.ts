@@ -79,7 +79,7 @@ describe('canonical form', () => {
     ['a Map', { m: new Map() }, 'args.m', /Map/],
     ['a class instance', [new (class Money {})()], 'args[0]', /Money/],
     ['an invalid Date', { when: new Date('nope') }, 'args.when', /invalid Date/],
-    ['a key that is not an identifier', { 'first name': () => 1 }, 'args["first name"]', /function/],
+    ['a key that is not an identifier (data, not a field: shown by position)', { 'first name': () => 1 }, 'args[key #1]', /function/],
   ];
   it.each(unsupported)('rejects %s with an error naming its path', (_, value, path, reason) => {
     const error = catchError(() => canonicalize(value, 'args'));

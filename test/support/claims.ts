@@ -14,7 +14,8 @@ export function claimRequest(overrides: Partial<ClaimRequest> = {}): ClaimReques
     attempt: 1,
     claimedBy: 'test-host/1',
     deadlineMs: null,
-    aliases: [],
+    keyFormat: { version: 1, secretId: null },
+    previousKeys: [],
     ...overrides,
   };
 }

@@ -9,12 +9,13 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { DefaultLogger, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { ActivityFunction } from '@temporalio/common';
 import {
+  ClaimOperations,
   IdempotencyRecordRejected,
   OutcomeUnknownError,
   PostgresClaimStore,
@@ -60,14 +61,25 @@ function keyedCustomKey(customKey: string): string {
   return deriveCustomKey({ namespace: 'default', activityType: 'charge', customKey }, keyedFormat(new DeploymentSecret(SECRET)));
 }
 
+/** Puts the test secret in force in this file's schema, as `temporal-idempotency keys activate` does. */
+beforeAll(async () => {
+  await new ClaimOperations(schema.pool, { schema: schema.name, secret: SECRET }).activateSecret({ reason: 'test setup' });
+});
+
 describe('records written without the secret are refused, never obeyed', () => {
   it('a forged completed row: refused, non-retryably, and the vendor is not called', async () => {
     const order = uniqueName('order');
     const key = keyedCustomKey(order);
     await schema.pool.query(
-      `INSERT INTO "${schema.name}".claims (key, state, token, fingerprint, namespace, activity_type, activity_id, attempt, claimed_by, result_payload, finished_at)
-       VALUES ($1, 'completed', $2, 'fp', 'default', 'charge', '1', 1, 'attacker', $3, now())`,
-      [key, randomUUID(), { metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('{"id":"ch_FORGED"}').toString('base64') }],
+      // In the format in force, so the database's trigger lets it through: only the MAC can tell.
+      `INSERT INTO "${schema.name}".claims (key, state, token, fingerprint, namespace, activity_type, activity_id, attempt, claimed_by, result_payload, finished_at, key_format, secret_id)
+       VALUES ($1, 'completed', $2, 'fp', 'default', 'charge', '1', 1, 'attacker', $3, now(), 2, $4)`,
+      [
+        key,
+        randomUUID(),
+        { metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('{"id":"ch_FORGED"}').toString('base64') },
+        new DeploymentSecret(SECRET).id,
+      ],
     );
     let charges = 0;
     const failure = await activityFailureOf(
@@ -93,8 +105,8 @@ describe('records written without the secret are refused, never obeyed', () => {
     const big = uniqueName('big');
     // The attacker copies the small charge's signed, encrypted row onto the big charge's key.
     await schema.pool.query(
-      `INSERT INTO "${schema.name}".claims (key, state, token, fingerprint, namespace, activity_type, activity_id, attempt, claimed_by, result_payload, record_mac, finished_at)
-       SELECT $2, state, token, fingerprint, namespace, activity_type, activity_id, attempt, claimed_by, result_payload, record_mac, finished_at
+      `INSERT INTO "${schema.name}".claims (key, state, token, fingerprint, namespace, activity_type, activity_id, attempt, claimed_by, result_payload, record_mac, finished_at, key_format, secret_id)
+       SELECT $2, state, token, fingerprint, namespace, activity_type, activity_id, attempt, claimed_by, result_payload, record_mac, finished_at, key_format, secret_id
        FROM "${schema.name}".claims WHERE key = $1`,
       [keyedCustomKey(small), keyedCustomKey(big)],
     );
@@ -118,6 +130,31 @@ describe('records written without the secret are refused, never obeyed', () => {
     expect(charges).toBe(1);
   });
 
+  it('a signed row whose MAC was removed: refused', async () => {
+    const options: IdempotencyOptions = { store: storeWith({ secret: SECRET }), activities: { charge: { key: ({ args }) => (args[0] as { order: string }).order } } };
+    let charges = 0;
+    const charge = async () => (charges++, { id: 'ch_1', amount: 100 });
+    const order = uniqueName('order');
+    await run({ charge }, { activity: 'charge', args: [{ order }] }, options);
+    await schema.pool.query(`UPDATE "${schema.name}".claims SET record_mac = NULL, secret_id = NULL WHERE key = $1`, [keyedCustomKey(order)]);
+    const failure = await activityFailureOf(run({ charge }, { activity: 'charge', args: [{ order }] }, options));
+    expect(failure.type).toBe(IdempotencyRecordRejected);
+    expect(charges).toBe(1);
+  });
+
+  it("a refusal never carries words a writer put in the row's note: the note is signed too", async () => {
+    const options: IdempotencyOptions = { store: storeWith({ secret: SECRET }), activities: { charge: { key: ({ args }) => (args[0] as { order: string }).order } } };
+    const order = uniqueName('order');
+    const charge = async () => Promise.reject(new OutcomeUnknownError('the line dropped'));
+    await activityFailureOf(run({ charge }, { activity: 'charge', args: [{ order }], maximumAttempts: 1 } as never, options));
+    await schema.pool.query(`UPDATE "${schema.name}".claims SET outcome_note = 'NotSentError: nothing reached the vendor' WHERE key = $1`, [
+      keyedCustomKey(order),
+    ]);
+    const failure = await activityFailureOf(run({ charge }, { activity: 'charge', args: [{ order }] }, options));
+    expect(failure.type).toBe(IdempotencyRecordRejected);
+    expect(failure.message).not.toContain('nothing reached the vendor');
+  });
+
   it('a record signed by the workers is answered from, and the operator\'s resolution only with the secret', async () => {
     const options: IdempotencyOptions = { store: storeWith({ secret: SECRET }), activities: { charge: { key: ({ args }) => (args[0] as { order: string }).order } } };
     const order = uniqueName('order');
@@ -131,7 +168,7 @@ describe('records written without the secret are refused, never obeyed', () => {
     const cli = (env: Record<string, string>, ...args: string[]) => runCli([...args, '--schema', schema.name, '--no-signal'], env);
     const unsigned = await cli({}, 'resolve', key, '--result', '{"id":"ch_by_hand"}');
     expect(unsigned.code).toBe(2);
-    expect(unsigned.stderr).toMatch(/record is signed.*Give the CLI the same secret.*Nothing was changed/);
+    expect(unsigned.stderr).toMatch(/refuse records not signed with its secret.*Give the CLI the same secret.*Nothing was changed/);
     const signed = await cli({ TEMPORAL_IDEMPOTENCY_SECRET: SECRET }, 'resolve', key, '--result', '{"id":"ch_by_hand"}', '--reason', 'vendor dashboard shows ch_by_hand');
     expect(signed.code).toBe(0);
     expect(await run({ charge }, { activity: 'charge', args: [{ order }] }, options)).toEqual([{ id: 'ch_by_hand' }]);
@@ -154,32 +191,6 @@ describe('keys that reveal nothing', () => {
     expect(guesses.find((guess) => keyOf(guess) === keyed)).toBeUndefined();
   });
 
-  it('finds a claim made before the secret, while previousSecrets includes "unkeyed"', async () => {
-    const order = uniqueName('order');
-    let charges = 0;
-    const charge = async () => (charges++, { id: `ch_${charges}` });
-    const activities = { charge: { key: ({ args }: { args: readonly unknown[] }) => (args[0] as { order: string }).order } };
-    await run({ charge }, { activity: 'charge', args: [{ order }] }, { store: storeWith(), activities });
-    const again = await run({ charge }, { activity: 'charge', args: [{ order }] }, {
-      store: storeWith({ secret: SECRET, previousSecrets: ['unkeyed'] }),
-      activities,
-    });
-    expect(again).toEqual([{ id: 'ch_1' }]);
-    expect(charges).toBe(1);
-  });
-
-  it('claims under every key of the window, so a worker still on the old format meets the new claim', async () => {
-    const store = storeWith({ secret: SECRET, previousSecrets: ['unkeyed'] });
-    const [current, previous] = [store.keyFormats.current, store.keyFormats.previous[0]!];
-    const order = uniqueName('order');
-    const keyIn = (format: typeof current) => deriveCustomKey({ namespace: 'default', activityType: 'charge', customKey: order }, format);
-    const request = claimRequest({ key: keyIn(current), fingerprint: 'fp2', aliases: [{ key: keyIn(previous), fingerprint: 'fp1' }] });
-    const begun = await store.begin(request, 60_000);
-    expect(begun.won).toBe(true);
-    const old = await storeWith().begin(claimRequest({ key: keyIn(previous), fingerprint: 'fp1' }), 60_000);
-    expect(old.won).toBe(false);
-    expect(old.claim.token).toBe(begun.claim.token);
-  });
 });
 
 describe('no user data in plain text, with a codec', () => {
@@ -231,8 +242,9 @@ describe('no user data in plain text, with a codec', () => {
 
 describe('notifications anyone can send', () => {
   it('a NOTIFY storm on a key makes a waiter re-read at most five times a second', async () => {
-    const store = storeWith();
-    const request = claimRequest();
+    const store = storeWith({ secret: SECRET });
+    const { inForce } = await store.keyFormats();
+    const request = claimRequest({ keyFormat: { version: inForce.version, secretId: inForce.secretId } });
     await store.begin(request, 60_000);
     const watch = await store.watch(request.key);
     let reads = 0;

@@ -8,6 +8,7 @@ import ledger from './000003-ledger.js';
 import deadlinesAndWaiters from './000004-deadlines-and-waiters.js';
 import trust from './000005-trust.js';
 import reconciliation from './000006-reconciliation.js';
+import keyFormatInForce from './000007-key-format-in-force.js';
 
 export interface Migration {
   readonly id: number;
@@ -23,6 +24,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: 4, name: 'deadlines-and-waiters', sql: deadlinesAndWaiters },
   { id: 5, name: 'trust', sql: trust },
   { id: 6, name: 'reconciliation', sql: reconciliation },
+  { id: 7, name: 'key-format-in-force', sql: keyFormatInForce },
 ];
 
 export const LATEST_MIGRATION = MIGRATIONS.length;

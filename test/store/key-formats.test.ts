@@ -1,0 +1,203 @@
+/**
+ * Moving a deployment to a secret, and from one secret to the next: the store
+ * decides which key format is in force, `keys activate` moves it, claims made
+ * before the move are found under their earlier keys, and no claim in an
+ * earlier format can appear after it. Each scenario in its own schema.
+ */
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import type { ActivityFunction } from '@temporalio/common';
+import {
+  ClaimOperations,
+  IdempotencyRecordRejected,
+  IdempotencyStoreUnavailable,
+  KeyFormatChangedError,
+  OutcomeUnknownError,
+  PostgresClaimStore,
+  idempotencyInterceptors,
+  idempotencyKey,
+  migrate,
+} from '../../src/index.js';
+import type { IdempotencyOptions, PostgresClaimStoreOptions } from '../../src/index.js';
+import { DeploymentSecret, UNKEYED, deriveCustomKey, keyedFormat } from '../../src/key/index.js';
+import type { KeyFormat } from '../../src/key/index.js';
+import { uniqueName, useTemporal } from '../support/temporal.js';
+import { applicationFailureIn } from '../../dev/failures.js';
+import { claimRequest } from '../support/claims.js';
+
+const temporal = useTemporal();
+const SECRET = 'test-deployment-secret-of-at-least-32-bytes!';
+const NEW_SECRET = 'the-rotated-deployment-secret-of-at-least-32-bytes';
+const pool = new pg.Pool({ connectionString: inject('databaseUrl'), max: 10 });
+pool.on('error', () => undefined);
+const schemas: string[] = [];
+afterAll(async () => {
+  for (const schema of schemas) await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await pool.end();
+});
+
+/** A fresh schema: each scenario moves its key format on its own. */
+async function freshSchema(): Promise<string> {
+  const schema = `t_key_formats_${randomUUID().slice(0, 8)}`;
+  schemas.push(schema);
+  await migrate(pool, { schema });
+  return schema;
+}
+
+const byOrder = { key: ({ args }: { args: readonly unknown[] }) => (args[0] as { order: string }).order };
+const keyIn = (order: string, format: KeyFormat) => deriveCustomKey({ namespace: 'default', activityType: 'charge', customKey: order }, format);
+const keyed = (secret: string) => keyedFormat(new DeploymentSecret(secret));
+
+async function run(
+  activities: Record<string, ActivityFunction>,
+  order: string,
+  options: IdempotencyOptions,
+  maximumAttempts = 2,
+): Promise<{ returned: unknown } | { failed: string | undefined; message: string }> {
+  const taskQueue = uniqueName('tq');
+  return temporal
+    .withWorker({ taskQueue, activities, interceptors: { activity: idempotencyInterceptors(options) } }, () =>
+      temporal.client.workflow.execute('callActivity', {
+        taskQueue,
+        workflowId: uniqueName('wf'),
+        args: [{ activity: 'charge', args: [{ order }], maximumAttempts }],
+      }),
+    )
+    .then(
+      (returned) => ({ returned }),
+      (error: unknown) => {
+        const failure = applicationFailureIn(error);
+        if (!failure) throw error;
+        return { failed: failure.type ?? undefined, message: failure.message };
+      },
+    );
+}
+
+function storeIn(schema: string, options: Omit<PostgresClaimStoreOptions, 'pool'> = {}) {
+  return new PostgresClaimStore({ pool, schema, ...options });
+}
+
+function activate(schema: string, secret: string, previousSecrets: PostgresClaimStoreOptions['previousSecrets'] = []) {
+  return new ClaimOperations(pool, { schema, secret, previousSecrets }).activateSecret({ reason: 'test' });
+}
+
+describe('moving to a secret', () => {
+  it('finds a claim made before the secret was put in force, under its earlier key; the charge went out once', async () => {
+    const schema = await freshSchema();
+    let charges = 0;
+    const charge = async () => (charges++, { id: `ch_${charges}` });
+    const order = uniqueName('order');
+    await run({ charge }, order, { store: storeIn(schema), activities: { charge: byOrder } });
+    const report = await activate(schema, SECRET);
+    expect(report.signed).toBeGreaterThanOrEqual(1);
+    const again = await run({ charge }, order, { store: storeIn(schema, { secret: SECRET, previousSecrets: ['unkeyed'] }), activities: { charge: byOrder } });
+    expect(again).toEqual({ returned: [{ id: 'ch_1' }] });
+    expect(charges).toBe(1);
+  });
+
+  it('keys and signs in the format in force: a worker given the secret keys with sha256 until the secret is activated', async () => {
+    const schema = await freshSchema();
+    const order = uniqueName('order');
+    const store = storeIn(schema, { secret: SECRET });
+    const charge = async () => ({ id: 'ch' });
+    await run({ charge }, order, { store, activities: { charge: byOrder } });
+    const before = await pool.query(`SELECT key, key_format, record_mac IS NOT NULL AS signed FROM "${schema}".claims`);
+    expect(before.rows).toEqual([{ key: keyIn(order, UNKEYED), key_format: 1, signed: true }]);
+    await activate(schema, SECRET);
+    const next = uniqueName('order');
+    await run({ charge }, next, { store, activities: { charge: byOrder } }); // the same worker: it learns the new format
+    const after = await pool.query(`SELECT key_format FROM "${schema}".claims WHERE key = $1`, [keyIn(next, keyed(SECRET))]);
+    expect(after.rows).toEqual([{ key_format: 2 }]);
+  });
+
+  it('once a secret is in force, a worker without it cannot claim (retryably, nothing called), and no format-1 claim can be made', async () => {
+    const schema = await freshSchema();
+    await activate(schema, SECRET);
+    let charges = 0;
+    const outcome = await run({ charge: async () => ++charges }, uniqueName('order'), { store: storeIn(schema), activities: { charge: byOrder } });
+    expect(outcome).toMatchObject({ failed: IdempotencyStoreUnavailable, message: expect.stringMatching(/keys its claims with the secret .* which this worker was not given/) });
+    expect(charges).toBe(0);
+    // Even a store that still believes format 1 is in force cannot make such a claim: the database refuses it.
+    await expect(storeIn(schema, { secret: SECRET }).begin(claimRequest({ keyFormat: { version: 1, secretId: null } }), 60_000)).rejects.toThrow(
+      KeyFormatChangedError,
+    );
+  });
+
+  it('vendorDedup: an orphan from before the move is re-run with the key its first call carried', async () => {
+    const schema = await freshSchema();
+    const order = uniqueName('order');
+    const vendorKeys: string[] = [];
+    let calls = 0;
+    const charge = async () => {
+      vendorKeys.push(idempotencyKey());
+      if (++calls === 1) throw new OutcomeUnknownError('the line dropped');
+      return { id: 'ch_1' };
+    };
+    const settings = { charge: { ...byOrder, vendorDedup: true } };
+    // Before the move: the call goes out, its outcome unknown; no retry is left (the orphan stays).
+    const first = await run({ charge }, order, { store: storeIn(schema), activities: settings }, 1);
+    expect(first).toMatchObject({ failed: 'OutcomeUnknownError' });
+    // After it, a worker keyed with the secret meets the orphan under its old key, takes it over, and calls
+    // with the key the first call carried, which the vendor dedups on.
+    await activate(schema, SECRET);
+    const again = await run({ charge }, order, { store: storeIn(schema, { secret: SECRET, previousSecrets: ['unkeyed'] }), activities: settings });
+    expect(again).toEqual({ returned: [{ id: 'ch_1' }] });
+    expect(vendorKeys).toEqual([keyIn(order, UNKEYED), keyIn(order, UNKEYED)]);
+  });
+
+  it('a forged unsigned row under a guessable format-1 key is refused after the move', async () => {
+    const schema = await freshSchema();
+    await activate(schema, SECRET);
+    const order = uniqueName('order');
+    // The attacker reads the format in force and inserts a row the trigger lets through, unsigned.
+    await pool.query(
+      `INSERT INTO "${schema}".claims (key, state, token, fingerprint, namespace, activity_type, activity_id, attempt, claimed_by, result_payload, finished_at, key_format, secret_id)
+       VALUES ($1, 'completed', $2, $3, 'default', 'charge', '1', 1, 'attacker', $4, now(), 2, $5)`,
+      [
+        keyIn(order, UNKEYED),
+        randomUUID(),
+        UNKEYED.fingerprint(JSON.stringify([{ order }])),
+        { metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('{"id":"ch_FORGED"}').toString('base64') },
+        new DeploymentSecret(SECRET).id,
+      ],
+    );
+    let charges = 0;
+    const outcome = await run({ charge: async () => ++charges }, order, {
+      store: storeIn(schema, { secret: SECRET, previousSecrets: ['unkeyed'] }),
+      activities: { charge: byOrder },
+    });
+    expect(outcome).toMatchObject({ failed: IdempotencyRecordRejected });
+    expect(charges).toBe(0);
+  });
+
+  it('leaves a row whose MAC fails unsigned at activation, and reports it', async () => {
+    const schema = await freshSchema();
+    const store = storeIn(schema, { secret: SECRET });
+    const { claim } = await store.begin(claimRequest(), 60_000);
+    await pool.query(`UPDATE "${schema}".claims SET claimed_by = 'someone else' WHERE key = $1`, [claim.key]);
+    const report = await activate(schema, SECRET);
+    expect(report.rejected).toEqual([claim.key]);
+  });
+});
+
+describe('rotating the secret', () => {
+  it('in two steps: workers with the new secret sign with the one in force, so a worker not yet given it still reads their records', async () => {
+    const schema = await freshSchema();
+    await activate(schema, SECRET);
+    let charges = 0;
+    const charge = async () => (charges++, { id: `ch_${charges}` });
+    const order = uniqueName('order');
+    // Step 1: the new secret rolls out; the old one is still in force.
+    const rolledOut = { store: storeIn(schema, { secret: NEW_SECRET, previousSecrets: [SECRET] }), activities: { charge: byOrder } };
+    await run({ charge }, order, rolledOut);
+    const notYet = await run({ charge }, order, { store: storeIn(schema, { secret: SECRET }), activities: { charge: byOrder } });
+    expect(notYet).toEqual({ returned: [{ id: 'ch_1' }] });
+    // Step 2: every worker has it; the operator activates it. Claims keyed with the old secret are still found.
+    await new ClaimOperations(pool, { schema, secret: NEW_SECRET, previousSecrets: [SECRET] }).activateSecret();
+    expect(await run({ charge }, order, rolledOut)).toEqual({ returned: [{ id: 'ch_1' }] });
+    expect(charges).toBe(1);
+    const { rows } = await pool.query(`SELECT secret_id FROM "${schema}".claims`);
+    expect(rows).toEqual([{ secret_id: new DeploymentSecret(NEW_SECRET).id }]);
+  });
+});
