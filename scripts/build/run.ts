@@ -1,0 +1,35 @@
+/**
+ * `npm run build`: the CLI as ES modules (dist/src), the library as CommonJS
+ * (dist/cjs) with ES module wrappers (dist/esm), and package.json's entry
+ * fields derived from ENTRIES. Starts from an empty dist, so a deleted source
+ * file never ships.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { ENTRIES } from './entries.js';
+import { writeEsmWrappers } from './esm-wrappers.js';
+import { CJS_DIR } from './layout.js';
+import { syncPackageJson } from './sync-package-json.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+
+async function step(name: string, work: () => unknown): Promise<void> {
+  const started = Date.now();
+  await work();
+  console.log(`build: ${name} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+}
+
+await step('clean dist', () => rm(`${root}/dist`, { recursive: true, force: true }));
+// The CLI stays an ES module build until src/cli stops using import.meta (CommonJS has none).
+await step('CLI, ES modules', () => execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' }));
+await step('library, CommonJS', async () => {
+  execFileSync(process.execPath, [tsc, '-p', 'tsconfig.cjs.json'], { cwd: root, stdio: 'inherit' });
+  // The package says "type": "module"; this marks dist/cjs's .js (and .d.ts) files as CommonJS for Node and TypeScript.
+  await mkdir(`${root}/${CJS_DIR}`, { recursive: true });
+  await writeFile(`${root}/${CJS_DIR}/package.json`, `${JSON.stringify({ type: 'commonjs' }, null, 2)}\n`);
+});
+await step('ES module wrappers', () => writeEsmWrappers(root, ENTRIES));
+await step('package.json entry fields', () => syncPackageJson(root, ENTRIES));
