@@ -28,8 +28,11 @@ export interface VendorRequest {
   readonly handling: 'performed' | 'replayed' | 'unavailable' | 'conflict' | 'in-flight';
 }
 
-/** `slow` waits a second before performing, so a concurrent repeat meets the request in flight. */
-type Fault = 'unavailable' | 'hang-after-performing' | 'slow';
+/**
+ * `slow` waits a second before performing, so a concurrent repeat meets the request in flight;
+ * `stall-body` performs, sends the status line and half the body, and never finishes it.
+ */
+type Fault = 'unavailable' | 'hang-after-performing' | 'slow' | 'stall-body';
 
 interface KeyedResponse {
   readonly route: string;
@@ -136,6 +139,13 @@ export class FakeVendor extends EventEmitter<{ performed: [VendorAction] }> {
     this.emit('performed', action);
     if (fault === 'hang-after-performing') {
       this.hanging.add(res); // the action happened; the caller never hears back
+      return;
+    }
+    if (fault === 'stall-body') {
+      this.hanging.add(res); // the action happened; the answer starts and never ends
+      const text = JSON.stringify(entry.response.body);
+      res.writeHead(entry.response.status, { 'content-type': 'application/json', 'content-length': String(text.length) });
+      res.write(text.slice(0, Math.floor(text.length / 2)));
       return;
     }
     await this.jitter(); // the window in which a worker dies after the vendor acted

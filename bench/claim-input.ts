@@ -38,5 +38,6 @@ export function nextClaimRequest(): ClaimRequest {
     activityId: String(sequence),
     attempt: 1,
     claimedBy: `bench/${process.pid}`,
+    deadlineMs: null,
   };
 }

@@ -14,6 +14,7 @@ import { benchPool } from './pool.js';
 import { withFreshSchema } from './schema.js';
 import { runWorker } from './worker-run.js';
 import type { InterceptorRun, Load, RunSetup } from './worker-run.js';
+import { workflowInterceptorModules } from '../dev/workflow-interceptors.js';
 
 export interface InterceptorResults {
   readonly loaded: readonly InterceptorRun[];
@@ -28,6 +29,7 @@ export async function benchInterceptor(
 ): Promise<InterceptorResults> {
   const { code } = await bundleWorkflowCode({
     workflowsPath: fileURLToPath(new URL('./workflows.ts', import.meta.url)),
+    workflowInterceptorModules,
     logger: new DefaultLogger('WARN'),
   });
   const admin = benchPool(connectionString, 1);

@@ -31,6 +31,7 @@ import { startPostgres } from '../dev/postgres.js';
 import { startTemporal } from '../dev/temporal-server.js';
 import { spawnExampleWorker } from '../dev/worker-process.js';
 import type { ExampleWorkerOptions, WorkerProcess } from '../dev/worker-process.js';
+import { workflowInterceptorModules } from '../dev/workflow-interceptors.js';
 
 const keepOpen = process.argv.includes('--keep-open');
 /** Short, so the dead worker is recognised within seconds; the library's default is 30 s. */
@@ -70,6 +71,7 @@ async function main(): Promise<void> {
   cleanups.push(() => rm(bundleDir, { recursive: true, force: true }));
   const bundle = await bundleWorkflowCode({
     workflowsPath: fileURLToPath(new URL('../workflows/index.ts', import.meta.url)),
+    workflowInterceptorModules,
     logger: new DefaultLogger('ERROR'),
   });
   await writeFile(join(bundleDir, 'workflows.js'), bundle.code);

@@ -15,6 +15,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import type { WorkerOptions } from '@temporalio/worker';
 import { PostgresClaimStore, idempotencyInterceptors } from '../src/index.js';
 import { createActivities } from '../activities/index.js';
+import { workflowInterceptorModules } from '../dev/workflow-interceptors.js';
 
 function required(name: string): string {
   const value = process.env[name];
@@ -22,9 +23,9 @@ function required(name: string): string {
   return value;
 }
 
+// Registered exactly as the README shows, with nothing added: the chaos run checks that this
+// code survives Postgres restarts (the store guards the pool it is given).
 const pool = new pg.Pool({ connectionString: required('DATABASE_URL'), max: 10, connectionTimeoutMillis: 5_000 });
-// A pooled client whose server went away emits 'error'; the next query gets a fresh connection.
-pool.on('error', () => undefined);
 const connection = await NativeConnection.connect({ address: required('TEMPORAL_ADDRESS') });
 const bundlePath = process.env['WORKFLOW_BUNDLE'];
 const workflows: Partial<WorkerOptions> =
@@ -53,6 +54,8 @@ const worker = await Worker.create({
       ),
       ...(process.env['IDEMPOTENCY_LEASE_MS'] ? { leaseMs: Number(process.env['IDEMPOTENCY_LEASE_MS']) } : {}),
     }),
+    // Used when the worker bundles the workflows itself; a prebuilt WORKFLOW_BUNDLE already has them.
+    workflowModules: workflowInterceptorModules,
   },
 });
 

@@ -15,6 +15,11 @@ export const IdempotencyInvalidKeyInput = 'IdempotencyInvalidKeyInput';
 export const IdempotencyKeyReuse = 'IdempotencyKeyReuse';
 /** The worker's idempotency options are wrong; the activity did not run. Non-retryable. */
 export const IdempotencyConfiguration = 'IdempotencyConfiguration';
+/**
+ * The recorded result cannot be decoded by this worker (a codec not deployed here, a rotated key).
+ * Retryable: deploying the right codec heals it; the activity is not called meanwhile.
+ */
+export const IdempotencyResultUndecodable = 'IdempotencyResultUndecodable';
 
 export const IDEMPOTENCY_FAILURE_TYPES = [
   IdempotencyOrphanedClaim,
@@ -23,6 +28,7 @@ export const IDEMPOTENCY_FAILURE_TYPES = [
   IdempotencyInvalidKeyInput,
   IdempotencyKeyReuse,
   IdempotencyConfiguration,
+  IdempotencyResultUndecodable,
 ] as const;
 
 export type IdempotencyFailureType = (typeof IDEMPOTENCY_FAILURE_TYPES)[number];

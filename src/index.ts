@@ -10,17 +10,21 @@ export {
   IdempotencyInvalidKeyInput,
   IdempotencyKeyReuse,
   IdempotencyOrphanedClaim,
+  IdempotencyResultUndecodable,
   IdempotencyStoreUnavailable,
 } from './failure-types.js';
 export type { IdempotencyFailureType } from './failure-types.js';
-export { idempotencyInterceptors } from './worker/interceptors.js';
-export { IdempotentActivityInbound } from './worker/interceptor.js';
+export { idempotencyInterceptors } from './worker/registration.js';
+export { IdempotentActivityInbound, IdempotentActivityInboundInterceptor } from './worker/interceptor.js';
 export { AuditedActivityInbound, auditLedgerInterceptors } from './worker/audit-interceptor.js';
 export { IdempotencyContextError, idempotencyHeaders, idempotencyKey } from './worker/current-call.js';
-export { IdempotencyConfigError, OutcomeUnknownError } from './worker/errors.js';
+export { IdempotencyConfigError, NotSentError, OutcomeUnknownError } from './worker/errors.js';
 export type { ActivityIdempotencyOptions, IdempotencyOptions } from './worker/options.js';
 export type { RefusalDetails } from './worker/refusals.js';
 export {
+  ClaimChangeRefusedError,
+  ClaimNotFoundError,
+  ClaimOperations,
   DEFAULT_SCHEMA,
   InvalidIdentifierError,
   PostgresAuditLedger,
@@ -43,6 +47,13 @@ export type {
   MigrateOptions,
   MigrateReport,
   PostgresClaimStoreOptions,
+  StoreLogger,
+  Waiter,
+  ChangeRefusal,
+  ClaimSummary,
+  LedgerEntry,
+  ListFilter,
+  PruneSummary,
 } from './store/index.js';
 export { InvalidKeyInputError, KEY_FORMAT_VERSION, SCOPES, keyToUuid } from './key/index.js';
 export type { Scope } from './key/index.js';

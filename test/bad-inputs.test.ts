@@ -72,6 +72,7 @@ describe('key input that has no stable form: non-retryable IdempotencyInvalidKey
     ['a class instance', () => [new Money(5)], /args\[0\].*Money.*plain object/],
     ['an invalid Date', () => [new Date('not a date')], /args\[0\].*invalid Date/],
     ['a keyArgs that throws', () => { throw new TypeError('cannot read orderId'); }, /keyArgs\(\).*TypeError: cannot read orderId/],
+    ['undefined (a forgotten return)', () => undefined, /Refusing to run send: .*keyArgs\(\).*returned undefined/],
   ])('keyArgs giving %s', async (_, keyArgs, message) => {
     const before = externalCalls;
     const failure = await activityFailureOf(run({ activities: { send: { keyArgs } } }, ['+4912345']));
@@ -224,5 +225,6 @@ function storeMethods(real: PostgresClaimStore): ClaimStore {
     takeOver: real.takeOver.bind(real),
     renewLeases: real.renewLeases.bind(real),
     watch: real.watch.bind(real),
+    addWaiter: real.addWaiter.bind(real),
   };
 }

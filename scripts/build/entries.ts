@@ -14,4 +14,5 @@ export const ENTRIES: readonly Entry[] = [
   { subpath: '.', source: 'index' },
   { subpath: './key', source: 'key/index' },
   { subpath: './workflow', source: 'workflow/index' },
+  { subpath: './workflow-interceptors', source: 'workflow/interceptors' },
 ];

@@ -12,6 +12,7 @@ import { DefaultLogger, Runtime, bundleWorkflowCode } from '@temporalio/worker';
 import { startTemporal } from '../../dev/temporal-server.js';
 import { runChaos } from './chaos.js';
 import { printReport, problemsIn } from './report.js';
+import { workflowInterceptorModules } from '../../dev/workflow-interceptors.js';
 
 const { values } = parseArgs({
   options: {
@@ -30,6 +31,7 @@ const dir = await mkdtemp(join(tmpdir(), 'temporal-idempotency-chaos-'));
 try {
   const bundle = await bundleWorkflowCode({
     workflowsPath: fileURLToPath(new URL('./workflows.ts', import.meta.url)),
+    workflowInterceptorModules,
     logger: new DefaultLogger('ERROR'),
   });
   await writeFile(join(dir, 'workflows.js'), bundle.code);

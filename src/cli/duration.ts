@@ -1,15 +1,34 @@
-import { createRequire } from 'node:module';
 import { CliError, EXIT } from './errors.js';
 
-// `ms`'s own typings do not resolve under NodeNext; its one function is all we use.
-const ms = createRequire(import.meta.url)('ms') as (text: string) => number | undefined;
+const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)$/;
 
-/** `7d`, `24h`, `90m`, `30s` → milliseconds, or a usage error naming the flag. */
+/**
+ * `7d`, `24h`, `90m`, `30s` → milliseconds, or a usage error naming the flag. A unit is required:
+ * a bare `7` once meant seven milliseconds to `prune`, which deleted every completed claim.
+ */
 export function parseDuration(flag: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
-  const millis = ms(text);
-  if (typeof millis !== 'number' || !Number.isFinite(millis) || millis <= 0) {
-    throw new CliError(`${flag} ${JSON.stringify(text)} is not a duration; use e.g. 30m, 24h or 7d.`, EXIT.usage);
+  const match = DURATION.exec(text.trim());
+  const millis = match ? Number(match[1]) * UNIT_MS[match[2]!]! : NaN;
+  if (!Number.isFinite(millis) || millis <= 0) {
+    throw new CliError(
+      `${flag} ${JSON.stringify(text)} is not a duration with a unit; use e.g. 30m, 24h, 7d or 2w (units: ms, s, m, h, d, w).`,
+      EXIT.usage,
+    );
   }
   return millis;
+}
+
+/** `90000000` → `1d 1h`: how a duration is read back to the person who typed it. */
+export function durationText(ms: number): string {
+  const parts: string[] = [];
+  let left = Math.round(ms);
+  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1_000]] as const) {
+    if (left >= size) {
+      parts.push(`${Math.floor(left / size)}${unit}`);
+      left %= size;
+    }
+  }
+  return parts.slice(0, 2).join(' ') || `${left}ms`;
 }

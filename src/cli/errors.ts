@@ -12,6 +12,8 @@ export const EXIT = {
   conflict: 4,
   /** The database could not be reached. */
   unavailable: 5,
+  /** The claim changed, but a workflow waiting on it could not be signalled: the operator must signal it. */
+  signalFailed: 6,
 } as const;
 
 export class CliError extends Error {

@@ -5,13 +5,13 @@
  */
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { DEFAULT_SCHEMA, InvalidIdentifierError, migrate } from '../store/index.js';
-import { ClaimAdmin, describeResult } from './claim-admin.js';
-import type { ClaimRow } from '../store/claim-row.js';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { CLAIM_STATES, ClaimOperations, DEFAULT_SCHEMA, migrate } from '../store/index.js';
+import type { ListFilter } from '../store/index.js';
 import { parseDuration } from './duration.js';
 import { CliError, EXIT } from './errors.js';
-import { printRecord, printRows } from './output.js';
-import { signalDecision } from './signal-workflow.js';
+import { claimDetail, claimSummaryRow, printRecord, printRows, pruneRecord } from './output.js';
+import { tellWaiters } from './tell-waiters.js';
 
 const HELP = `Usage: temporal-idempotency <command> [options]
 
@@ -19,28 +19,38 @@ Commands:
   migrate                               create or upgrade the schema
   list [--state S] [--workflow ID] [--activity TYPE] [--older-than 1h] [--limit N]
                                         claims, those without an outcome first (S: claimed, unknown, completed, open)
-  show KEY                              one claim, with its recorded result
+  show KEY                              one claim, with its recorded result and the workflows waiting on it
   resolve KEY --result JSON [--force]   it happened: record JSON as its result; later attempts return it
   release KEY [--force]                 it did not happen: delete the claim; the next attempt runs it
-  prune --older-than 7d [--dry-run]     delete completed claims finished before then (never open ones)
+  resume KEY                            tell workflows waiting on KEY in resumable() to call again: for a key
+                                        that completed after it was refused, or when a signal was lost
+  prune --older-than 30d [--dry-run] [--allow-short]
+                                        delete completed claims finished before then (never open ones);
+                                        prints what goes first; horizons under 1h need --allow-short
   ledger [--key KEY] [--workflow ID] [--limit N]
                                         calls that went out, newest first
 
 Options:
   --schema NAME      Postgres schema (default: $IDEMPOTENCY_SCHEMA or ${DEFAULT_SCHEMA})
   --json             machine-readable output
-  --force            resolve or release a claim whose owner still holds a live lease
-  --no-signal        after resolve or release, do not signal the waiting workflow
-  --workflow-id ID   the workflow to signal (default: the one in the claim)
+  --force            resolve or release a claim whose owner may still be running (live lease, or
+                     before its attempt's deadline): only when you know that worker stopped
+  --no-signal        after resolve, release or resume, do not signal the waiting workflows
+  --workflow-id ID   signal this workflow too (beside the claim's own and every one refused on it)
 
 Environment: DATABASE_URL or PGHOST/PGPORT/PGUSER/PGPASSWORD/PGDATABASE; TEMPORAL_ADDRESS (default
 localhost:7233) and TEMPORAL_NAMESPACE for the signal.
 
 Exit codes: 0 ok, 1 unexpected failure, 2 bad usage or input, 3 no such key,
-4 the claim's state does not allow it, 5 database unreachable.`;
+4 the claim's state does not allow it, 5 database unreachable, 6 the claim changed
+but a waiting workflow could not be signalled (signal it by hand, see README).`;
 
 const LIST_COLUMNS = ['key', 'state', 'activity_type', 'workflow_id', 'attempt', 'claimed_by', 'claimed_at', 'owner_alive'];
 const LEDGER_COLUMNS = ['key', 'activity_type', 'workflow_id', 'attempt', 'worker', 'started_at', 'finished_at', 'outcome'];
+/** Shorter horizons need --allow-short: a typo here deletes the records that stop a repeat. */
+const MIN_PRUNE_HORIZON_MS = 3_600_000;
+
+type Flags = ReturnType<typeof parseCommandLine>['values'];
 
 export async function main(argv: readonly string[]): Promise<number> {
   const { values, positionals } = parseCommandLine(argv);
@@ -55,57 +65,109 @@ export async function main(argv: readonly string[]): Promise<number> {
   const pool = new pg.Pool({ connectionString: process.env['DATABASE_URL'], connectionTimeoutMillis: 5_000, max: 2 });
   pool.on('error', () => undefined);
   try {
-    const admin = new ClaimAdmin(pool, schema);
-    const json = values.json ?? false;
-    switch (command) {
-      case 'migrate': {
-        const report = await migrate(pool, { schema });
-        printRecord({ schema: report.schema, applied: report.applied.join(', ') || 'none (already current)', latest: report.latest }, json);
-        return EXIT.ok;
-      }
-      case 'list': {
-        const rows = await admin.list({
-          state: values.state,
-          workflowId: values.workflow,
-          activityType: values.activity,
-          olderThanMs: parseDuration('--older-than', values['older-than']),
-          limit: parseLimit(values.limit),
-        });
-        printRows(rows.map(summary), LIST_COLUMNS, json);
-        return EXIT.ok;
-      }
-      case 'show':
-        printRecord(detail(await admin.show(requireKey(command, key))), json);
-        return EXIT.ok;
-      case 'resolve': {
-        const claimKey = requireKey(command, key);
-        const claim = await admin.resolve(claimKey, parseResult(values.result), { force: values.force ?? false });
-        printRecord(detail(claim), json);
-        await signalAfter(claim, 'resolved', values);
-        return EXIT.ok;
-      }
-      case 'release': {
-        const claim = await admin.release(requireKey(command, key), { force: values.force ?? false });
-        printRecord({ ...summary(claim), state: 'released' }, json);
-        await signalAfter(claim, 'released', values);
-        return EXIT.ok;
-      }
-      case 'prune': {
-        const olderThanMs = parseDuration('--older-than', values['older-than']);
-        if (olderThanMs === undefined) throw new CliError('prune needs --older-than, e.g. --older-than 7d.', EXIT.usage);
-        const count = await admin.prune(olderThanMs, { dryRun: values['dry-run'] ?? false });
-        printRecord({ [values['dry-run'] ? 'would_prune' : 'pruned']: count }, json);
-        return EXIT.ok;
-      }
-      case 'ledger':
-        printRows(await admin.ledger({ key: values.key, workflowId: values.workflow, limit: parseLimit(values.limit) }), LEDGER_COLUMNS, json);
-        return EXIT.ok;
-      default:
-        throw new CliError(`Unknown command ${JSON.stringify(command)}. See --help.`, EXIT.usage);
-    }
+    return await run(command, key, values, new ClaimOperations(pool, schema), pool);
   } finally {
     await pool.end();
   }
+}
+
+async function run(command: string, key: string | undefined, values: Flags, operations: ClaimOperations, pool: pg.Pool): Promise<number> {
+  const json = values.json ?? false;
+  switch (command) {
+    case 'migrate': {
+      const report = await migrate(pool, { schema: operations.schema });
+      printRecord({ schema: report.schema, applied: report.applied.join(', ') || 'none (already current)', latest: report.latest }, json);
+      return EXIT.ok;
+    }
+    case 'list': {
+      const rows = await operations.list(listFilter(values));
+      printRows(rows.map(claimSummaryRow), LIST_COLUMNS, json);
+      return EXIT.ok;
+    }
+    case 'show': {
+      const claim = await operations.show(requireKey(command, key));
+      printRecord({ ...claimDetail(claim), waiting_workflows: (await operations.waitersOf(claim.key, claim)).map((w) => w.workflowId) }, json);
+      return EXIT.ok;
+    }
+    case 'resolve': {
+      const claimKey = requireKey(command, key);
+      const result = defaultPayloadConverter.toPayload(parseResult(values.result));
+      const before = await operations.resolve(claimKey, result, { force: values.force ?? false });
+      printRecord(claimDetail(await operations.show(claimKey)), json);
+      return tellWaiters(operations, before, 'resolved', values);
+    }
+    case 'release': {
+      const before = await operations.release(requireKey(command, key), { force: values.force ?? false });
+      printRecord({ ...claimDetail(before), state: 'released' }, json);
+      return tellWaiters(operations, before, 'released', values);
+    }
+    case 'resume': {
+      const claimKey = requireKey(command, key);
+      const decision = await operations.outcomeFor(claimKey);
+      const claim = decision === 'resolved' ? await operations.show(claimKey) : undefined;
+      printRecord({ key: claimKey, decision }, json);
+      return tellWaiters(operations, claim ?? { key: claimKey }, decision, values);
+    }
+    case 'prune':
+      return prune(operations, values, json);
+    case 'ledger':
+      printRows(
+        (await operations.ledger({ key: values.key, workflowId: values.workflow, limit: parseLimit(values.limit) })).map((entry) => ({
+          key: entry.key,
+          activity_type: entry.activityType,
+          workflow_id: entry.workflowId,
+          attempt: entry.attempt,
+          worker: entry.worker,
+          started_at: entry.startedAt,
+          finished_at: entry.finishedAt,
+          outcome: entry.outcome,
+          error_message: entry.errorMessage,
+        })),
+        LEDGER_COLUMNS,
+        json,
+      );
+      return EXIT.ok;
+    default:
+      throw new CliError(`Unknown command ${JSON.stringify(command)}. See --help.`, EXIT.usage);
+  }
+}
+
+/** Prints what would go, then (unless --dry-run) deletes it. */
+async function prune(operations: ClaimOperations, values: Flags, json: boolean): Promise<number> {
+  const olderThanMs = parseDuration('--older-than', values['older-than']);
+  if (olderThanMs === undefined) throw new CliError('prune needs --older-than with a unit, e.g. --older-than 30d.', EXIT.usage);
+  if (olderThanMs < MIN_PRUNE_HORIZON_MS && !values['allow-short']) {
+    throw new CliError(
+      `--older-than ${values['older-than']} is under an hour: completed claims that recent are what stops a retry or a ` +
+        `reset from calling again. Keep them longer than Temporal's retry horizon and the vendor's key window; add ` +
+        `--allow-short only if you mean it. Nothing was deleted.`,
+      EXIT.usage,
+    );
+  }
+  const summary = await operations.pruneSummary(olderThanMs);
+  const dryRun = values['dry-run'] ?? false;
+  if (dryRun) {
+    printRecord(pruneRecord(summary, olderThanMs, 'would_prune'), json);
+    return EXIT.ok;
+  }
+  if (!json) printRecord(pruneRecord(summary, olderThanMs, 'pruning'), false);
+  const pruned = await operations.prune(olderThanMs);
+  printRecord(json ? { ...pruneRecord(summary, olderThanMs, 'would_prune'), pruned } : { pruned }, json);
+  return EXIT.ok;
+}
+
+function listFilter(values: Flags): ListFilter {
+  const state = values.state;
+  if (state !== undefined && !(CLAIM_STATES as readonly string[]).includes(state)) {
+    throw new CliError(`--state ${JSON.stringify(state)} is not one of ${CLAIM_STATES.join(', ')}.`, EXIT.usage);
+  }
+  return {
+    state: state as ListFilter['state'],
+    workflowId: values.workflow,
+    activityType: values.activity,
+    olderThanMs: parseDuration('--older-than', values['older-than']),
+    limit: parseLimit(values.limit),
+  };
 }
 
 function parseCommandLine(argv: readonly string[]) {
@@ -127,6 +189,7 @@ function parseCommandLine(argv: readonly string[]) {
         'no-signal': { type: 'boolean' },
         'workflow-id': { type: 'string' },
         'dry-run': { type: 'boolean' },
+        'allow-short': { type: 'boolean' },
         key: { type: 'string' },
       },
     });
@@ -134,8 +197,6 @@ function parseCommandLine(argv: readonly string[]) {
     throw new CliError(`${(error as Error).message}. See --help.`, EXIT.usage);
   }
 }
-
-type Flags = ReturnType<typeof parseCommandLine>['values'];
 
 function requireKey(command: string, key: string | undefined): string {
   if (!key) throw new CliError(`${command} needs a KEY (a claim's key, as in a refusal's details or \`list\`).`, EXIT.usage);
@@ -158,54 +219,4 @@ function parseLimit(text: string | undefined): number {
   return limit;
 }
 
-async function signalAfter(claim: ClaimRow, decision: 'resolved' | 'released', values: Flags): Promise<void> {
-  const workflowId = values['workflow-id'] ?? claim.workflow_id;
-  if (values['no-signal'] || !workflowId) return;
-  try {
-    await signalDecision({ workflowId, namespace: claim.namespace }, { key: claim.key, decision });
-    console.error(`Signalled workflow ${workflowId}: ${decision}.`);
-  } catch (error) {
-    console.error(
-      `The claim is ${decision}, but signalling workflow ${workflowId} failed (${(error as Error).message}). ` +
-        `If it waits in resumable(), signal it yourself; otherwise reset or retry it.`,
-    );
-  }
-}
-
-function summary(claim: ClaimRow) {
-  return {
-    key: claim.key,
-    state: claim.state,
-    activity_type: claim.activity_type,
-    workflow_id: claim.workflow_id,
-    attempt: claim.attempt,
-    claimed_by: claim.claimed_by,
-    claimed_at: claim.claimed_at,
-    owner_alive: claim.state === 'claimed' ? claim.owner_alive : null,
-  };
-}
-
-function detail(claim: ClaimRow) {
-  return {
-    ...summary(claim),
-    namespace: claim.namespace,
-    run_id: claim.run_id,
-    activity_id: claim.activity_id,
-    lease_expires_at: claim.lease_expires_at,
-    finished_at: claim.finished_at,
-    outcome_note: claim.outcome_note,
-    result: describeResult(claim.result_payload),
-  };
-}
-
-/** The exit code for an error thrown by main(), and the line to print for it. */
-export function failureOf(error: unknown): { code: number; message: string } {
-  if (error instanceof CliError) return { code: error.exitCode, message: error.message };
-  if (error instanceof InvalidIdentifierError) return { code: EXIT.usage, message: error.message };
-  const code = (error as { code?: string }).code ?? '';
-  const message = error instanceof Error ? error.message : String(error);
-  if (/^(ECONNREFUSED|ENOTFOUND|ETIMEDOUT|EAI_AGAIN|08|57P0)/.test(code) || /timeout exceeded when trying to connect/.test(message)) {
-    return { code: EXIT.unavailable, message: `Cannot reach the database (${code || message}). Check DATABASE_URL or PG*.` };
-  }
-  return { code: EXIT.failure, message };
-}
+export { failureOf } from './failures.js';

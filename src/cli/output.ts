@@ -1,4 +1,7 @@
 /** Output for people (aligned tables) and for scripts (`--json`). */
+import type { Claim, ClaimSummary, PruneSummary } from '../store/index.js';
+import { describeResult } from './result-text.js';
+import { durationText } from './duration.js';
 
 export type Row = Record<string, unknown>;
 
@@ -16,6 +19,43 @@ export function printRecord(record: Row, json: boolean): void {
   if (json) return void console.log(JSON.stringify(record, null, 2));
   const width = Math.max(...Object.keys(record).map((name) => name.length));
   for (const [name, value] of Object.entries(record)) console.log(`${name.padEnd(width)}  ${cellText(value)}`);
+}
+
+export function claimSummaryRow(claim: ClaimSummary | Claim): Row {
+  return {
+    key: claim.key,
+    state: claim.state,
+    activity_type: claim.activityType,
+    workflow_id: claim.workflowId,
+    attempt: claim.attempt,
+    claimed_by: claim.claimedBy,
+    claimed_at: claim.claimedAt,
+    owner_alive: claim.state === 'claimed' ? claim.ownerAlive : null,
+  };
+}
+
+export function claimDetail(claim: Claim): Row {
+  return {
+    ...claimSummaryRow(claim),
+    namespace: claim.namespace,
+    run_id: claim.runId,
+    activity_id: claim.activityId,
+    lease_expires_at: claim.leaseExpiresAt,
+    deadline_at: claim.deadlineAt,
+    finished_at: claim.finishedAt,
+    outcome_note: claim.outcomeNote,
+    result: describeResult(claim.result),
+  };
+}
+
+export function pruneRecord(summary: PruneSummary, olderThanMs: number, label: string): Row {
+  return {
+    [label]: summary.count,
+    horizon: durationText(olderThanMs),
+    oldest_finished_at: summary.oldestFinishedAt,
+    newest_finished_at: summary.newestFinishedAt,
+    by_activity_type: summary.byActivityType,
+  };
 }
 
 function cellText(value: unknown): string {

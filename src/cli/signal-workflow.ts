@@ -1,16 +1,43 @@
-/** Tells a workflow waiting in `resumable()` that an operator decided its refused call. */
+/** Tells workflows waiting in `resumable()` that an operator decided their refused call. */
+import type { Connection } from '@temporalio/client';
 import { OPERATOR_DECISION_SIGNAL } from '../operator-decision.js';
 import type { OperatorDecision } from '../operator-decision.js';
+import type { Waiter } from '../store/index.js';
 
-export async function signalDecision(target: { workflowId: string; namespace: string }, decision: OperatorDecision): Promise<void> {
-  const { Client, Connection } = await loadClient();
-  const connection = await Connection.connect({
-    address: process.env['TEMPORAL_ADDRESS'] ?? 'localhost:7233',
-    connectTimeout: 5_000,
-  });
+export interface SignalOutcome {
+  readonly waiter: Waiter;
+  /** Null when the signal was delivered. */
+  readonly error: string | null;
+}
+
+/** Signals each waiter (its latest run), one connection for all; never throws for one waiter's failure. */
+export async function signalDecision(waiters: readonly Waiter[], decision: OperatorDecision): Promise<SignalOutcome[]> {
+  if (waiters.length === 0) return [];
+  let temporal: typeof import('@temporalio/client');
+  let connection: Connection;
   try {
-    const client = new Client({ connection, namespace: process.env['TEMPORAL_NAMESPACE'] ?? target.namespace });
-    await client.workflow.getHandle(target.workflowId).signal(OPERATOR_DECISION_SIGNAL, decision);
+    temporal = await loadClient();
+  } catch (error) {
+    return waiters.map((waiter) => ({ waiter, error: (error as Error).message }));
+  }
+  try {
+    connection = await temporal.Connection.connect({ address: process.env['TEMPORAL_ADDRESS'] ?? 'localhost:7233', connectTimeout: 5_000 });
+  } catch (error) {
+    const text = `cannot connect to Temporal at ${process.env['TEMPORAL_ADDRESS'] ?? 'localhost:7233'}: ${(error as Error).message}`;
+    return waiters.map((waiter) => ({ waiter, error: text }));
+  }
+  try {
+    const outcomes: SignalOutcome[] = [];
+    for (const waiter of waiters) {
+      const client = new temporal.Client({ connection, namespace: process.env['TEMPORAL_NAMESPACE'] ?? waiter.namespace });
+      try {
+        await client.workflow.getHandle(waiter.workflowId).signal(OPERATOR_DECISION_SIGNAL, decision);
+        outcomes.push({ waiter, error: null });
+      } catch (error) {
+        outcomes.push({ waiter, error: (error as Error).message });
+      }
+    }
+    return outcomes;
   } finally {
     await connection.close();
   }

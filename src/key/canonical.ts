@@ -6,6 +6,11 @@
  * that start with `$` are escaped by doubling the `$`, so no plain object can
  * ever produce the same text as a tagged value.
  *
+ * The text is written directly, never through an intermediate object: a key
+ * such as `__proto__` (which `JSON.parse` creates as an own property) is data
+ * here, not a prototype. The walk is iterative, so arguments nested deeper
+ * than the call stack allows still get a key instead of a `RangeError`.
+ *
  * Changing anything here changes keys, and old claims stop matching: bump
  * KEY_FORMAT_VERSION in key.ts and treat it as a breaking change.
  */
@@ -15,91 +20,143 @@ export type Canonical = null | boolean | number | string | Canonical[] | { [key:
 
 /** The canonical text of `value`; errors name the bad value's path from `rootPath`. */
 export function canonicalize(value: unknown, rootPath = 'value'): string {
-  return JSON.stringify(canonicalTree(value, rootPath));
+  return new CanonicalWriter().write(value, rootPath);
 }
 
 /** The canonical tree of `value`: plain JSON data whose `JSON.stringify` is the canonical text. */
 export function canonicalTree(value: unknown, rootPath = 'value'): Canonical {
-  return toCanonical(value, rootPath, new Set());
+  return JSON.parse(canonicalize(value, rootPath)) as Canonical;
 }
 
-function toCanonical(value: unknown, path: string, ancestors: Set<object>): Canonical {
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return value;
-    case 'number':
-      if (!Number.isFinite(value)) {
-        throw new InvalidKeyInputError(path, `${value} is not a finite number and has no stable form`);
-      }
-      // -0 and 0 arrive as the same JSON number at the activity, so they are one value.
-      return value === 0 ? 0 : value;
-    case 'undefined':
-      return { $undefined: true };
-    case 'bigint':
-      throw new InvalidKeyInputError(path, 'a BigInt cannot be carried by the JSON payload converter; pass it as a string');
-    case 'symbol':
-      throw new InvalidKeyInputError(path, 'a symbol has no serializable value');
-    case 'function':
-      throw new InvalidKeyInputError(path, 'a function has no serializable value');
-    case 'object':
-      return value === null ? null : objectToCanonical(value, path, ancestors);
-    default:
-      throw new InvalidKeyInputError(path, `values of type ${typeof value} are not supported`);
-  }
+/** Where a value sits, built only when an error needs to name it. */
+interface Path {
+  readonly parent: Path | string;
+  readonly step: string | number;
 }
 
-function objectToCanonical(value: object, path: string, ancestors: Set<object>): Canonical {
-  if (ancestors.has(value)) {
-    throw new InvalidKeyInputError(path, 'the value contains a cycle (it refers back to one of its own parents)');
+interface PendingValue {
+  readonly value: unknown;
+  readonly path: Path | string;
+}
+
+/** Marks where a container's children end, so it stops counting as an ancestor (cycle detection). */
+interface Leave {
+  readonly leave: object;
+}
+
+/** Literal text, a value still to write, or the end of a container. */
+type Work = string | PendingValue | Leave;
+
+class CanonicalWriter {
+  private readonly out: string[] = [];
+  private readonly work: Work[] = [];
+  private readonly ancestors = new Set<object>();
+
+  write(value: unknown, rootPath: string): string {
+    this.work.push({ value, path: rootPath });
+    for (let item = this.work.pop(); item !== undefined; item = this.work.pop()) {
+      if (typeof item === 'string') this.out.push(item);
+      else if ('leave' in item) this.ancestors.delete(item.leave);
+      else this.writeValue(item.value, item.path);
+    }
+    return this.out.join('');
   }
-  if (value instanceof Uint8Array) {
-    return { $bytes: Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') };
+
+  private writeValue(value: unknown, path: Path | string): void {
+    switch (typeof value) {
+      case 'string':
+        return void this.out.push(JSON.stringify(value));
+      case 'boolean':
+        return void this.out.push(value ? 'true' : 'false');
+      case 'number':
+        if (!Number.isFinite(value)) {
+          throw invalid(path, `${value} is not a finite number and has no stable form`);
+        }
+        // -0 and 0 arrive as the same JSON number at the activity, so they are one value.
+        return void this.out.push(value === 0 ? '0' : JSON.stringify(value));
+      case 'undefined':
+        return void this.out.push('{"$undefined":true}');
+      case 'bigint':
+        throw invalid(path, 'a BigInt cannot be carried by the JSON payload converter; pass it as a string');
+      case 'symbol':
+        throw invalid(path, 'a symbol has no serializable value');
+      case 'function':
+        throw invalid(path, 'a function has no serializable value');
+      case 'object':
+        return value === null ? void this.out.push('null') : this.writeObject(value, path);
+      default:
+        throw invalid(path, `values of type ${typeof value} are not supported`);
+    }
   }
-  if (value instanceof Date) {
-    if (Number.isNaN(value.getTime())) throw new InvalidKeyInputError(path, 'an invalid Date has no stable form');
-    return { $date: value.toISOString() };
-  }
-  ancestors.add(value);
-  try {
-    if (Array.isArray(value)) return arrayToCanonical(value, path, ancestors);
+
+  private writeObject(value: object, path: Path | string): void {
+    if (this.ancestors.has(value)) {
+      throw invalid(path, 'the value contains a cycle (it refers back to one of its own parents)');
+    }
+    if (value instanceof Uint8Array) {
+      const base64 = Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64');
+      return void this.out.push(`{"$bytes":"${base64}"}`);
+    }
+    if (value instanceof Date) {
+      if (Number.isNaN(value.getTime())) throw invalid(path, 'an invalid Date has no stable form');
+      return void this.out.push(`{"$date":"${value.toISOString()}"}`);
+    }
+    if (Array.isArray(value)) return this.openArray(value, path);
     if (!isPlainObject(value)) {
-      const name = value.constructor?.name ?? 'unknown';
-      throw new InvalidKeyInputError(
+      const name = (value as { constructor?: { name?: string } }).constructor?.name ?? 'unknown';
+      throw invalid(
         path,
         `an instance of ${name} is not plain data and the payload converter would not carry it faithfully; pass a plain object`,
       );
     }
-    return plainObjectToCanonical(value as Record<string, unknown>, path, ancestors);
-  } finally {
-    ancestors.delete(value);
+    this.openRecord(value as Record<string, unknown>, path);
   }
-}
 
-function arrayToCanonical(items: readonly unknown[], path: string, ancestors: Set<object>): Canonical[] {
-  const result: Canonical[] = [];
-  // An index loop, not map(): map() skips holes, and a hole must count as undefined.
-  for (let index = 0; index < items.length; index++) {
-    result.push(toCanonical(items[index], `${path}[${index}]`, ancestors));
+  /** Queues the elements; an index loop, because a hole must count as undefined, as JSON carries it. */
+  private openArray(items: readonly unknown[], path: Path | string): void {
+    this.ancestors.add(items);
+    this.out.push('[');
+    this.work.push(']', { leave: items });
+    for (let index = items.length - 1; index >= 0; index--) {
+      this.work.push({ value: items[index], path: { parent: path, step: index } });
+      if (index > 0) this.work.push(',');
+    }
   }
-  return result;
-}
 
-function plainObjectToCanonical(
-  record: Record<string, unknown>,
-  path: string,
-  ancestors: Set<object>,
-): { [key: string]: Canonical } {
-  const result: { [key: string]: Canonical } = {};
-  // Sort by UTF-16 code units: the same order in every JavaScript engine, unlike localeCompare.
-  for (const key of Object.keys(record).sort()) {
-    const child = record[key];
+  private openRecord(record: Record<string, unknown>, path: Path | string): void {
     // An undefined property and an absent one reach the activity identically through JSON.
-    if (child === undefined) continue;
-    const escapedKey = key.startsWith('$') ? `$${key}` : key;
-    result[escapedKey] = toCanonical(child, childPath(path, key), ancestors);
+    const keys = sortedKeys(Object.keys(record).filter((key) => record[key] !== undefined));
+    this.ancestors.add(record);
+    this.out.push('{');
+    this.work.push('}', { leave: record });
+    for (let index = keys.length - 1; index >= 0; index--) {
+      const key = keys[index]!;
+      this.work.push({ value: record[key], path: { parent: path, step: key } });
+      this.work.push(`${index > 0 ? ',' : ''}${JSON.stringify(key.startsWith('$') ? `$${key}` : key)}:`);
+    }
   }
-  return result;
+}
+
+/**
+ * Array-index keys (`"0"`, `"10"`) first, in numeric order, then the rest by UTF-16 code units
+ * (the same order in every engine, unlike localeCompare). Key format 1 was written through a
+ * JavaScript object, which puts index keys first; this order keeps every existing key valid.
+ */
+function sortedKeys(keys: string[]): string[] {
+  const indexKeys: string[] = [];
+  const otherKeys: string[] = [];
+  for (const key of keys) (isArrayIndex(key) ? indexKeys : otherKeys).push(key);
+  indexKeys.sort((a, b) => Number(a) - Number(b));
+  return indexKeys.length === 0 ? otherKeys.sort() : [...indexKeys, ...otherKeys.sort()];
+}
+
+const MAX_ARRAY_INDEX = 2 ** 32 - 2;
+
+function isArrayIndex(key: string): boolean {
+  const code = key.charCodeAt(0);
+  if (!(code >= 48 && code <= 57)) return false; // fast path: most keys do not start with a digit
+  const number = Number(key);
+  return Number.isInteger(number) && number <= MAX_ARRAY_INDEX && String(number) === key;
 }
 
 function isPlainObject(value: object): boolean {
@@ -107,8 +164,21 @@ function isPlainObject(value: object): boolean {
   return prototype === null || prototype === Object.prototype;
 }
 
+function invalid(path: Path | string, reason: string): InvalidKeyInputError {
+  return new InvalidKeyInputError(pathText(path), reason);
+}
+
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
-function childPath(path: string, key: string): string {
-  return IDENTIFIER.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
+function pathText(path: Path | string): string {
+  const steps: Array<string | number> = [];
+  let node: Path | string = path;
+  for (; typeof node !== 'string'; node = node.parent) steps.push(node.step);
+  let text = node;
+  for (let index = steps.length - 1; index >= 0; index--) {
+    const step = steps[index]!;
+    if (typeof step === 'number') text += `[${step}]`;
+    else text += IDENTIFIER.test(step) ? `.${step}` : `[${JSON.stringify(step)}]`;
+  }
+  return text;
 }

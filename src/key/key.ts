@@ -3,8 +3,7 @@
  * Framework-free on purpose, so any engine or worker derives the same key.
  */
 import { createHash } from 'node:crypto';
-import { canonicalTree, canonicalize } from './canonical.js';
-import type { Canonical } from './canonical.js';
+import { canonicalize } from './canonical.js';
 import type { ScopeMaterial } from './scope.js';
 
 /** Bumped whenever the canonical form or the hashed envelope changes; old claims then stop matching. */
@@ -18,18 +17,34 @@ export interface KeyInput {
   readonly semanticArgs: unknown;
 }
 
+/** The key of one action and the fingerprint of its arguments. */
+export interface CallKeys {
+  readonly key: string;
+  readonly fingerprint: string;
+}
+
 /** `sha256(canonical({ v, namespace, scopeMaterial, activityType, semanticArgs }))`, hex. */
 export function deriveKey(input: KeyInput): string {
-  // Built by hand, keys in sorted order, so that errors name `args[…]` rather than a path
-  // inside the envelope; the text is exactly canonicalize() of the whole envelope.
-  const envelope: Canonical = {
-    activityType: input.activityType,
-    namespace: input.namespace,
-    scopeMaterial: canonicalTree(input.scopeMaterial, 'scopeMaterial'),
-    semanticArgs: canonicalTree(input.semanticArgs, 'args'),
-    v: KEY_FORMAT_VERSION,
-  };
-  return sha256Hex(JSON.stringify(envelope));
+  return deriveCallKeys(input).key;
+}
+
+/**
+ * The key and the fingerprint together, canonicalizing the arguments once (they can be large).
+ * The envelope is written by hand, keys in sorted order, so that errors name `args[…]` rather
+ * than a path inside the envelope; the text is exactly canonicalize() of the whole envelope.
+ */
+export function deriveCallKeys(input: KeyInput): CallKeys {
+  const args = canonicalize(input.semanticArgs, 'args');
+  const key = createHash('sha256')
+    .update(
+      `{"activityType":${JSON.stringify(input.activityType)},"namespace":${JSON.stringify(input.namespace)},` +
+        `"scopeMaterial":${canonicalize(input.scopeMaterial, 'scopeMaterial')},"semanticArgs":`,
+      'utf8',
+    )
+    .update(args, 'utf8')
+    .update(`,"v":${KEY_FORMAT_VERSION}}`, 'utf8')
+    .digest('hex');
+  return { key, fingerprint: sha256Hex(args) };
 }
 
 /**

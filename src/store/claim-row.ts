@@ -8,7 +8,13 @@ import { payloadFromJson } from './payload-json.js';
 import type { PayloadJson } from './payload-json.js';
 
 export const CLAIM_COLUMNS = `key, state, token, fingerprint, namespace, activity_type, workflow_id, run_id, activity_id,
-  attempt, claimed_by, claimed_at, finished_at, result_payload, outcome_note, lease_expires_at`;
+  attempt, claimed_by, claimed_at, finished_at, result_payload, outcome_note, lease_expires_at, deadline_at`;
+
+/** Whether the owner's lease holds, by the database's clock: the one definition every read uses. */
+export const OWNER_ALIVE = 'coalesce(lease_expires_at > now(), false)';
+
+/** What every read of a claim selects: its columns, `owner_alive` and the database's clock. */
+export const CLAIM_READ = `${CLAIM_COLUMNS}, ${OWNER_ALIVE} AS owner_alive, now() AS read_at`;
 
 /** A row of `<schema>.claims` as Postgres returns it, with `owner_alive` judged by its clock. */
 export interface ClaimRow {
@@ -28,7 +34,9 @@ export interface ClaimRow {
   result_payload: PayloadJson | null;
   outcome_note: string | null;
   lease_expires_at: Date | null;
+  deadline_at: Date | null;
   owner_alive: boolean;
+  read_at: Date;
 }
 
 export function toClaim(row: ClaimRow): Claim {
@@ -50,5 +58,7 @@ export function toClaim(row: ClaimRow): Claim {
     outcomeNote: row.outcome_note,
     leaseExpiresAt: row.lease_expires_at,
     ownerAlive: row.owner_alive,
+    deadlineAt: row.deadline_at,
+    readAt: row.read_at,
   };
 }

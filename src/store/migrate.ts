@@ -4,13 +4,11 @@
  * concurrent migrator waits, then finds the work done.
  */
 import type pg from 'pg';
-import { quoteIdentifier } from './identifiers.js';
+import { DEFAULT_SCHEMA, quoteIdentifier } from './identifiers.js';
 import { LATEST_MIGRATION, MIGRATIONS } from './migrations/index.js';
 import type { Migration } from './migrations/index.js';
 import { SchemaTooNewError, readVersion } from './schema-version.js';
 import { inTransaction } from './transaction.js';
-
-export const DEFAULT_SCHEMA = 'temporal_idempotency';
 
 /** Arbitrary constant that namespaces our advisory locks away from the application's own. */
 const ADVISORY_LOCK_CLASS = 0x7e3d1d;

@@ -1,8 +1,8 @@
 /** The audit ledger in Postgres, beside the claims: INSERT only. */
 import type pg from 'pg';
 import type { AuditLedger, LedgerCall, LedgerOutcome } from './audit-ledger.js';
-import { quoteIdentifier } from './identifiers.js';
-import { DEFAULT_SCHEMA } from './migrate.js';
+import { DEFAULT_SCHEMA, quoteIdentifier } from './identifiers.js';
+import { pgText } from './pg-text.js';
 
 export class PostgresAuditLedger implements AuditLedger {
   private readonly table: string;
@@ -39,7 +39,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
         call.attempt,
         call.worker,
         outcome,
-        errorMessage,
+        pgText(errorMessage),
       ],
     );
   }

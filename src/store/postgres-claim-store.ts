@@ -5,20 +5,29 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { Payload } from '@temporalio/common';
-import type { BeginResult, Claim, ClaimRequest, ClaimStore, ClaimWatch, HeldClaim } from './claim-store.js';
+import type { BeginResult, Claim, ClaimRequest, ClaimStore, ClaimWatch, HeldClaim, Waiter } from './claim-store.js';
 import { ClaimListener } from './claim-listener.js';
 import type { AuditLedger } from './audit-ledger.js';
 import { PostgresAuditLedger } from './postgres-audit-ledger.js';
-import { quoteIdentifier } from './identifiers.js';
-import { DEFAULT_SCHEMA } from './migrate.js';
+import { DEFAULT_SCHEMA, outcomeChannel, quoteIdentifier } from './identifiers.js';
 import { assertSchemaCurrent } from './schema-version.js';
 import { payloadToJson } from './payload-json.js';
-import { CLAIM_COLUMNS, toClaim } from './claim-row.js';
+import { toClaim } from './claim-row.js';
 import type { ClaimRow } from './claim-row.js';
+import { claimStatements } from './claim-statements.js';
+import type { ClaimStatements } from './claim-statements.js';
+import { checkDurability } from './durability.js';
+import { pgText } from './pg-text.js';
+import { defaultStoreLogger } from './store-logger.js';
+import type { StoreLogger } from './store-logger.js';
 import { sha256Hex } from '../key/index.js';
 
 export interface PostgresClaimStoreOptions {
-  /** The pool the store queries through. It is the caller's: the store never ends it. */
+  /**
+   * The pool the store queries through. It is the caller's: the store never ends it. The store
+   * adds an `error` listener that logs, so an idle connection cut by a Postgres restart cannot
+   * crash the process.
+   */
   readonly pool: pg.Pool;
   /** Schema that `migrate()` created. Default `temporal_idempotency`. */
   readonly schema?: string;
@@ -27,25 +36,25 @@ export interface PostgresClaimStoreOptions {
    * pooler that cannot carry them (PgBouncer in transaction mode before 1.21).
    */
   readonly preparedStatements?: boolean;
+  /** Where lost connections and failed renewals are reported. Default: the worker's Runtime logger, else the console. */
+  readonly logger?: StoreLogger;
 }
 
-
-/** The NOTIFY channel that announces outcomes in a schema, truncated like any Postgres identifier. */
-export function outcomeChannel(schema: string): string {
-  return `temporal_idempotency_${schema}`.slice(0, 63);
-}
 const BEGIN_ATTEMPTS = 3;
+/** pools this process already listens on for idle-client errors */
+const guardedPools = new WeakSet<pg.Pool>();
 
 export class PostgresClaimStore implements ClaimStore {
   readonly schema: string;
   private readonly pool: pg.Pool;
-  private readonly table: string;
+  private readonly statements: ClaimStatements;
   /** NOTIFY channel for outcomes in this schema; truncated like any Postgres identifier. */
   private readonly channel: string;
   private readonly listener: ClaimListener;
+  private readonly logger: StoreLogger;
   /** Null when prepared statements are off. */
   private readonly statementPrefix: string | null;
-  private schemaChecked: Promise<void> | undefined;
+  private checkedOnce: Promise<void> | undefined;
   private ledger: PostgresAuditLedger | undefined;
 
   constructor(options: PostgresClaimStoreOptions) {
@@ -54,14 +63,17 @@ export class PostgresClaimStore implements ClaimStore {
     }
     this.pool = options.pool;
     this.schema = options.schema ?? DEFAULT_SCHEMA;
-    this.table = `${quoteIdentifier('schema', this.schema)}.claims`;
+    const quotedSchema = quoteIdentifier('schema', this.schema);
+    this.statements = claimStatements(`${quotedSchema}.claims`, `${quotedSchema}.waiters`);
     this.channel = outcomeChannel(this.schema);
-    this.listener = new ClaimListener(this.pool, this.channel);
+    this.logger = options.logger ?? defaultStoreLogger;
+    this.listener = new ClaimListener(connectionConfigOf(this.pool), this.channel, this.logger);
     this.statementPrefix = options.preparedStatements === false ? null : `ti_${sha256Hex(this.schema).slice(0, 12)}`;
+    this.guardPool();
   }
 
   async begin(request: ClaimRequest, leaseMs: number): Promise<BeginResult> {
-    await this.checkSchemaOnce();
+    await this.checkOnce();
     // A claim can be released between our failed insert and our read; then we simply try again.
     for (let attempt = 1; attempt <= BEGIN_ATTEMPTS; attempt++) {
       const inserted = await this.insertOrUndo(request, leaseMs);
@@ -74,86 +86,61 @@ export class PostgresClaimStore implements ClaimStore {
   }
 
   async get(key: string): Promise<Claim | null> {
-    const { rows } = await this.query<ClaimRow>(
-      'get',
-      `
-SELECT ${CLAIM_COLUMNS}, coalesce(lease_expires_at > now(), false) AS owner_alive
-FROM ${this.table}
-WHERE key = $1`,
-      [key],
-    );
+    const { rows } = await this.query<ClaimRow>('get', this.statements.get, [key]);
     return rows[0] ? toClaim(rows[0]) : null;
   }
 
   async complete(key: string, token: string, result: Payload): Promise<boolean> {
-    return this.settle(
-      'complete',
-      `
-UPDATE ${this.table}
-SET state = 'completed', result_payload = $4, finished_at = now()
-WHERE key = $1 AND token = $2 AND state = 'claimed'
-RETURNING key, awaited`,
-      [key, token, this.channel, payloadToJson(result)],
-    );
+    return this.settle('complete', this.statements.complete, [key, token, this.channel, payloadToJson(result)]);
   }
 
   async release(key: string, token: string): Promise<boolean> {
-    return this.settle(
-      'release',
-      `
-DELETE FROM ${this.table}
-WHERE key = $1 AND token = $2 AND state = 'claimed'
-RETURNING key, awaited`,
-      [key, token, this.channel],
-    );
+    return this.settle('release', this.statements.release, [key, token, this.channel]);
   }
 
   async markUnknown(key: string, token: string, note: string): Promise<boolean> {
-    return this.settle(
-      'mark_unknown',
-      `
-UPDATE ${this.table}
-SET state = 'unknown', outcome_note = $4, finished_at = now()
-WHERE key = $1 AND token = $2 AND state = 'claimed'
-RETURNING key, awaited`,
-      [key, token, this.channel, note],
-    );
+    return this.settle('mark_unknown', this.statements.markUnknown, [key, token, this.channel, pgText(note)]);
   }
 
   async takeOver(orphan: Claim, request: ClaimRequest, leaseMs: number): Promise<Claim | null> {
-    const { rows } = await this.pool.query<ClaimRow>(
-      `
-UPDATE ${this.table}
-SET token = $3, state = 'claimed', attempt = $4, claimed_by = $5, claimed_at = now(),
-  lease_expires_at = now() + $6 * interval '1 millisecond', finished_at = NULL, outcome_note = NULL
-WHERE key = $1 AND token = $2
-  AND (state = 'unknown' OR (state = 'claimed' AND coalesce(lease_expires_at <= now(), true)))
-RETURNING ${CLAIM_COLUMNS}, true AS owner_alive`,
-      [orphan.key, orphan.token, randomUUID(), request.attempt, request.claimedBy, leaseMs],
-    );
+    const { rows } = await this.pool.query<ClaimRow>(this.statements.takeOver, [
+      orphan.key,
+      orphan.token,
+      randomUUID(),
+      request.attempt,
+      request.claimedBy,
+      leaseMs,
+      request.workflowId,
+      request.runId,
+      request.activityId,
+      request.deadlineMs,
+    ]);
     return rows[0] ? toClaim(rows[0]) : null;
+  }
+
+  async addWaiter(waiter: Waiter): Promise<void> {
+    await this.pool.query(this.statements.addWaiter, [waiter.key, waiter.namespace, waiter.workflowId, waiter.runId, waiter.activityType]);
   }
 
   auditLedger(): AuditLedger {
     return (this.ledger ??= new PostgresAuditLedger(this.pool, this.schema));
   }
 
-  async renewLeases(claims: readonly HeldClaim[], leaseMs: number): Promise<number> {
-    if (claims.length === 0) return 0;
-    const { rowCount } = await this.query(
+  /** Bounded by `timeoutMs`: a renewal stuck on a half-open socket must not hold up the next one. */
+  async renewLeases(claims: readonly HeldClaim[], leaseMs: number, timeoutMs = leaseMs / 3): Promise<readonly string[]> {
+    if (claims.length === 0) return [];
+    const { rows } = await this.query<{ token: string }>(
       'renew',
-      `
-UPDATE ${this.table} AS claim
-SET lease_expires_at = now() + $3 * interval '1 millisecond'
-FROM unnest($1::text[], $2::uuid[]) AS held (key, token)
-WHERE claim.key = held.key AND claim.token = held.token AND claim.state = 'claimed'`,
+      this.statements.renew,
       [claims.map((claim) => claim.key), claims.map((claim) => claim.token), leaseMs],
+      timeoutMs,
     );
-    return rowCount ?? 0;
+    return rows.map((row) => row.token);
   }
 
   async watch(key: string): Promise<ClaimWatch> {
     const follow = await this.listener.follow(key);
+    const listener = this.listener;
     let marked = false;
     return {
       current: () => {
@@ -162,34 +149,27 @@ WHERE claim.key = held.key AND claim.token = held.token AND claim.state = 'claim
         return this.markAwaited(key);
       },
       changed: follow.changed,
+      get notifying() {
+        return listener.notifying;
+      },
       close: follow.close,
     };
   }
 
+  /** Closes the store's own LISTEN connection (the pool stays the caller's). */
+  async close(): Promise<void> {
+    await this.listener.stop();
+  }
+
   /** Runs a statement that settles the caller's own claim and, if someone waits for it, wakes them. */
   private async settle(name: string, statement: string, params: unknown[]): Promise<boolean> {
-    // The CASE only runs pg_notify for a claim someone waits on: NOTIFY serializes commits.
-    const { rowCount } = await this.query(
-      name,
-      `
-WITH settled AS (${statement})
-SELECT CASE WHEN awaited THEN pg_notify($3, key) END
-FROM settled`,
-      params,
-    );
+    const { rowCount } = await this.query(name, statement, params);
     return rowCount === 1;
   }
 
   /** Reads the claim and flags it as awaited, so that its outcome is announced. */
   private async markAwaited(key: string): Promise<Claim | null> {
-    const { rows } = await this.pool.query<ClaimRow>(
-      `
-UPDATE ${this.table}
-SET awaited = true
-WHERE key = $1
-RETURNING ${CLAIM_COLUMNS}, coalesce(lease_expires_at > now(), false) AS owner_alive`,
-      [key],
-    );
+    const { rows } = await this.pool.query<ClaimRow>(this.statements.markAwaited, [key]);
     return rows[0] ? toClaim(rows[0]) : null;
   }
 
@@ -210,29 +190,20 @@ RETURNING ${CLAIM_COLUMNS}, coalesce(lease_expires_at > now(), false) AS owner_a
   }
 
   private async insertClaim(request: ClaimRequest, token: string, leaseMs: number): Promise<Claim | null> {
-    const { rows } = await this.query<ClaimRow>(
-      'claim',
-      `
-INSERT INTO ${this.table}
-  (key, state, token, fingerprint, namespace, activity_type, workflow_id, run_id, activity_id, attempt, claimed_by,
-   lease_expires_at)
-VALUES ($1, 'claimed', $2, $3, $4, $5, $6, $7, $8, $9, $10, now() + $11 * interval '1 millisecond')
-ON CONFLICT (key) DO NOTHING
-RETURNING ${CLAIM_COLUMNS}, true AS owner_alive`,
-      [
-        request.key,
-        token,
-        request.fingerprint,
-        request.namespace,
-        request.activityType,
-        request.workflowId,
-        request.runId,
-        request.activityId,
-        request.attempt,
-        request.claimedBy,
-        leaseMs,
-      ],
-    );
+    const { rows } = await this.query<ClaimRow>('claim', this.statements.claim, [
+      request.key,
+      token,
+      request.fingerprint,
+      request.namespace,
+      request.activityType,
+      request.workflowId,
+      request.runId,
+      request.activityId,
+      request.attempt,
+      request.claimedBy,
+      leaseMs,
+      request.deadlineMs,
+    ]);
     return rows[0] ? toClaim(rows[0]) : null;
   }
 
@@ -241,16 +212,49 @@ RETURNING ${CLAIM_COLUMNS}, true AS owner_alive`,
    * Postgres CPU per claim than sending the text each time). Names carry the schema's hash, so
    * two stores on one pool never share one.
    */
-  private query<R extends pg.QueryResultRow>(name: string, text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
-    return this.pool.query<R>(this.statementPrefix ? { name: `${this.statementPrefix}_${name}`, text, values } : { text, values });
+  private query<R extends pg.QueryResultRow>(
+    name: string,
+    text: string,
+    values: unknown[],
+    timeoutMs?: number,
+  ): Promise<pg.QueryResult<R>> {
+    const config: pg.QueryConfig & { query_timeout?: number } = this.statementPrefix
+      ? { name: `${this.statementPrefix}_${name}`, text, values }
+      : { text, values };
+    if (timeoutMs !== undefined) config.query_timeout = Math.max(1, Math.round(timeoutMs));
+    return this.pool.query<R>(config);
   }
 
-  /** Once per store, so a missing or outdated schema is reported by name rather than as a failed insert. */
-  private checkSchemaOnce(): Promise<void> {
-    this.schemaChecked ??= assertSchemaCurrent(this.pool, this.schema).catch((error: unknown) => {
-      this.schemaChecked = undefined; // unreachable now may be reachable later
+  /**
+   * Once per store: a missing or outdated schema is reported by name rather than as a failed
+   * insert, and a server that could lose a committed claim is reported before the first call.
+   */
+  private checkOnce(): Promise<void> {
+    this.checkedOnce ??= (async () => {
+      await assertSchemaCurrent(this.pool, this.schema);
+      await checkDurability(this.pool, this.logger);
+    })().catch((error: unknown) => {
+      this.checkedOnce = undefined; // unreachable now may be reachable later
       throw error;
     });
-    return this.schemaChecked;
+    return this.checkedOnce;
   }
+
+  /**
+   * Without a listener, node-postgres turns an idle client's error (a Postgres restart, a cut
+   * connection) into an uncaught exception that ends the worker, and every claim it held becomes
+   * a refusal. Like graphile-worker with pools handed to it, log instead; the pool replaces the client.
+   */
+  private guardPool(): void {
+    if (guardedPools.has(this.pool) || typeof this.pool.on !== 'function') return;
+    guardedPools.add(this.pool);
+    this.pool.on('error', (error) =>
+      this.logger.warn('Idempotency: an idle Postgres connection failed; the pool replaces it', { error: error.message }),
+    );
+  }
+}
+
+/** What the store's own LISTEN connection connects with: the pool's settings. */
+function connectionConfigOf(pool: pg.Pool): pg.ClientConfig {
+  return (pool as unknown as { options?: pg.ClientConfig }).options ?? {};
 }

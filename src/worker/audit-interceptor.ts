@@ -10,9 +10,10 @@ import type { Context } from '@temporalio/activity';
 import { ApplicationFailure, CompleteAsyncError } from '@temporalio/common';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, ActivityInterceptorsFactory, Next } from '@temporalio/worker';
 import { IdempotencyConfiguration } from '../failure-types.js';
+import { errorText } from '../error-text.js';
 import type { AuditLedger, LedgerCall, LedgerOutcome } from '../store/index.js';
-import { claimOf } from './current-call.js';
-import { OutcomeUnknownError } from './errors.js';
+import { currentCallOf } from './current-call.js';
+import type { CurrentCall } from './current-call.js';
 
 export class AuditedActivityInbound implements ActivityInboundCallsInterceptor {
   constructor(
@@ -21,7 +22,8 @@ export class AuditedActivityInbound implements ActivityInboundCallsInterceptor {
   ) {}
 
   async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
-    const call = this.ledgerCall();
+    const current = this.currentCall();
+    const call = this.ledgerCall(current);
     // If this append fails, the error tells the idempotency interceptor nothing went out, which is true.
     await this.ledger.recordStart(call);
     try {
@@ -29,15 +31,15 @@ export class AuditedActivityInbound implements ActivityInboundCallsInterceptor {
       await this.finish(call, 'completed', null);
       return result;
     } catch (error) {
-      await this.finish(call, outcomeOf(error), error instanceof Error ? error.message : String(error));
+      await this.finish(call, outcomeOf(error, current), errorText(error));
       throw error;
     }
   }
 
-  private ledgerCall(): LedgerCall {
+  private currentCall(): CurrentCall {
     const { info } = this.context;
-    const claim = claimOf(this.context);
-    if (!claim) {
+    const current = currentCallOf(this.context);
+    if (!current) {
       throw ApplicationFailure.create({
         type: IdempotencyConfiguration,
         nonRetryable: true,
@@ -47,6 +49,11 @@ export class AuditedActivityInbound implements ActivityInboundCallsInterceptor {
           `idempotencyInterceptors({ store, audit: true }), which puts them in the right order.`,
       });
     }
+    return current;
+  }
+
+  private ledgerCall({ claim }: CurrentCall): LedgerCall {
+    const { info } = this.context;
     return {
       callId: randomUUID(),
       key: claim.key,
@@ -67,10 +74,10 @@ export class AuditedActivityInbound implements ActivityInboundCallsInterceptor {
   }
 }
 
-function outcomeOf(error: unknown): LedgerOutcome {
+/** The same verdict the claim gets, so the ledger and the claims never tell different stories. */
+function outcomeOf(error: unknown, current: CurrentCall): LedgerOutcome {
   if (error instanceof CompleteAsyncError) return 'async';
-  if (error instanceof OutcomeUnknownError) return 'outcome-unknown';
-  return 'failed';
+  return current.outcomeOf(error).ambiguous ? 'outcome-unknown' : 'failed';
 }
 
 /**

@@ -7,6 +7,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 const FIRST_DELAY_MS = 100;
 const MAX_DELAY_MS = 2_000;
 
+/**
+ * SQLSTATE classes that say the statement itself is wrong for this data (22 data exception,
+ * 23 integrity constraint, 42 syntax or access rule): the same statement fails the same way.
+ */
+const PERMANENT_SQLSTATE_CLASSES = new Set(['22', '23', '42']);
+
 /** Runs `operation` until it resolves or `budgetMs` has passed; then rethrows its last error. */
 export async function retryFor<T>(budgetMs: number, operation: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + budgetMs;
@@ -15,9 +21,14 @@ export async function retryFor<T>(budgetMs: number, operation: () => Promise<T>)
     try {
       return await operation();
     } catch (error) {
-      if (Date.now() + delay > deadline) throw error;
+      if (isPermanent(error) || Date.now() + delay > deadline) throw error;
       await sleep(delay);
       delay = Math.min(delay * 2, MAX_DELAY_MS);
     }
   }
+}
+
+function isPermanent(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && PERMANENT_SQLSTATE_CLASSES.has(code.slice(0, 2));
 }

@@ -4,42 +4,105 @@
  * arguments cannot change the key it is recorded under.
  */
 import type { Info } from '@temporalio/activity';
-import { InvalidKeyInputError, deriveCustomKey, deriveKey, fingerprintArgs, scopeMaterial } from '../key/index.js';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { Payload } from '@temporalio/common';
+import { InvalidKeyInputError, deriveCallKeys, deriveCustomKey, fingerprintArgs, scopeMaterial } from '../key/index.js';
+import type { CallKeys } from '../key/index.js';
 import type { ClaimRequest } from '../store/index.js';
+import { RESUME_KEY_HEADER, isResumeKey } from '../call-headers.js';
+import type { ResumeKey } from '../call-headers.js';
+import { IdempotencyConfigError } from './errors.js';
 import type { ResolvedActivitySettings } from './options.js';
 
-export function claimRequestFor(
+/**
+ * Past its start-to-close timeout Temporal has timed the attempt out, and the SDK cancels it at
+ * its next heartbeat; this grace covers that, and a clock a little behind. An activity that
+ * neither heartbeats nor honours cancellation can run longer: that is what `--force` is for.
+ */
+export const ATTEMPT_DEADLINE_GRACE_MS = 30_000;
+
+export interface CallIdentity {
+  readonly request: ClaimRequest;
+  /** The key came from a refused call that `resumable()` calls again after an operator's decision. */
+  readonly resumed: boolean;
+}
+
+export function callIdentityFor(
   info: Info,
   args: readonly unknown[],
+  headers: Readonly<Record<string, Payload>>,
   settings: ResolvedActivitySettings,
   claimedBy: string,
-): ClaimRequest {
-  const semanticArgs = settings.keyArgs ? callUserFunction('keyArgs', () => settings.keyArgs!(args)) : args;
-  const fingerprint = fingerprintArgs(semanticArgs);
-  const workflowId = info.workflowExecution?.workflowId ?? null;
-  const runId = info.workflowExecution?.runId ?? null;
-  return {
-    key: keyFor(info, args, semanticArgs, settings),
+): CallIdentity {
+  const resume = resumeKeyFor(info, headers);
+  if (!resume && info.isLocal && settings.scope === 'call' && !settings.key) {
+    throw new IdempotencyConfigError(
+      `activities.${info.activityType}.scope`,
+      `'call' scope cannot key the local activity ${info.activityType}: when its retry backoff exceeds ` +
+        `localRetryThreshold the SDK schedules it again with a new activity id, so the retry would get a new key ` +
+        `and run again. Use 'run' or 'workflow' scope for it, or run it as a regular activity.`,
+    );
+  }
+  const semanticArgs = settings.keyArgs ? semanticArgsFrom(settings.keyArgs, args) : args;
+  const { key, fingerprint } = resume
+    ? { key: resume.key, fingerprint: fingerprintArgs(semanticArgs) }
+    : keysFor(info, args, semanticArgs, settings);
+  const request: ClaimRequest = {
+    key,
     fingerprint,
     namespace: info.namespace,
     activityType: info.activityType,
-    workflowId,
-    runId,
+    workflowId: info.workflowExecution?.workflowId ?? null,
+    runId: info.workflowExecution?.runId ?? null,
     activityId: info.activityId,
     attempt: info.attempt,
     claimedBy,
+    deadlineMs: info.startToCloseTimeoutMs > 0 ? info.startToCloseTimeoutMs + ATTEMPT_DEADLINE_GRACE_MS : null,
   };
+  return { request, resumed: resume !== undefined };
 }
 
-function keyFor(info: Info, args: readonly unknown[], semanticArgs: unknown, settings: ResolvedActivitySettings): string {
+/** The refused call's key, when `resumable()` calls an activity of its type again after a decision. */
+function resumeKeyFor(info: Info, headers: Readonly<Record<string, Payload>>): ResumeKey | undefined {
+  const payload = headers[RESUME_KEY_HEADER];
+  if (!payload) return undefined;
+  let value: unknown;
+  try {
+    value = defaultPayloadConverter.fromPayload(payload);
+  } catch (error) {
+    throw new InvalidKeyInputError(`headers["${RESUME_KEY_HEADER}"]`, `it cannot be decoded (${String(error)})`);
+  }
+  if (!isResumeKey(value)) {
+    throw new InvalidKeyInputError(`headers["${RESUME_KEY_HEADER}"]`, 'it is not { key: <64 hex digits>, activityType }');
+  }
+  return value.activityType === info.activityType ? value : undefined;
+}
+
+/** `undefined` is refused: a forgotten `return` would otherwise key every call of the type alike. */
+function semanticArgsFrom(keyArgs: (args: readonly unknown[]) => unknown, args: readonly unknown[]): unknown {
+  const semanticArgs = callUserFunction('keyArgs', () => keyArgs(args));
+  if (semanticArgs === undefined) {
+    throw new InvalidKeyInputError(
+      'keyArgs()',
+      'it returned undefined, which would give every call of this activity type one key (a missing `return`?); ' +
+        'return the part of the arguments that defines the action',
+    );
+  }
+  return semanticArgs;
+}
+
+function keysFor(info: Info, args: readonly unknown[], semanticArgs: unknown, settings: ResolvedActivitySettings): CallKeys {
   if (settings.key) {
     const customKey = callUserFunction('key', () => settings.key!({ args, info }));
     if (typeof customKey !== 'string' || customKey === '') {
       throw new InvalidKeyInputError('key()', `the custom key function returned ${describe(customKey)}, not a non-empty string`);
     }
-    return deriveCustomKey({ namespace: info.namespace, activityType: info.activityType, customKey });
+    return {
+      key: deriveCustomKey({ namespace: info.namespace, activityType: info.activityType, customKey }),
+      fingerprint: fingerprintArgs(semanticArgs),
+    };
   }
-  return deriveKey({
+  return deriveCallKeys({
     namespace: info.namespace,
     scopeMaterial: scopeMaterial(settings.scope, {
       workflowId: info.workflowExecution?.workflowId,

@@ -1,24 +1,32 @@
 /**
  * The call the idempotency interceptor let through, keyed by its activity
  * context: read by the activity (its key, to hand to the vendor) and by the
- * audit ledger (which must sit inside the idempotency interceptor).
+ * audit ledger (which must sit inside the idempotency interceptor, and must
+ * tell the same story about a failure as the claim does).
  */
 import { Context } from '@temporalio/activity';
 import { keyToUuid } from '../key/index.js';
 import type { Claim } from '../store/index.js';
+import type { OutcomeVerdict } from './outcome-classification.js';
 
-const calls = new WeakMap<Context, Claim>();
+export interface CurrentCall {
+  readonly claim: Claim;
+  /** The one classification of a thrown error, shared by the ledger and the claim. */
+  outcomeOf(error: unknown): OutcomeVerdict;
+}
 
-export function enterCall(context: Context, claim: Claim): void {
-  calls.set(context, claim);
+const calls = new WeakMap<Context, CurrentCall>();
+
+export function enterCall(context: Context, call: CurrentCall): void {
+  calls.set(context, call);
 }
 
 export function leaveCall(context: Context): void {
   calls.delete(context);
 }
 
-/** The claim the running call holds, or undefined when no idempotency interceptor let it through. */
-export function claimOf(context: Context): Claim | undefined {
+/** The call the running activity makes, or undefined when no idempotency interceptor let it through. */
+export function currentCallOf(context: Context): CurrentCall | undefined {
   return calls.get(context);
 }
 
@@ -49,12 +57,12 @@ function currentClaim(caller: string): Claim {
   } catch {
     throw new IdempotencyContextError(`${caller} was called outside an activity: call it from inside the activity function.`);
   }
-  const claim = calls.get(context);
-  if (!claim) {
+  const call = calls.get(context);
+  if (!call) {
     throw new IdempotencyContextError(
       `${caller} was called in activity ${context.info.activityType}, which no idempotency interceptor guards: ` +
         `register idempotencyInterceptors({ store }) first in the worker's interceptors.activity.`,
     );
   }
-  return claim;
+  return call.claim;
 }

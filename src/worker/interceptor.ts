@@ -3,22 +3,21 @@
  * activity once; answer every repeat from the claim instead of calling again.
  */
 import type { Context } from '@temporalio/activity';
-import { ApplicationFailure, CompleteAsyncError } from '@temporalio/common';
-import type { Payload } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
 import { InvalidKeyInputError } from '../key/index.js';
 import type { Claim, ClaimRequest } from '../store/index.js';
-import { retryFor } from './bounded-retry.js';
-import { claimRequestFor } from './call-identity.js';
+import { callIdentityFor } from './call-identity.js';
 import { enterCall, leaveCall } from './current-call.js';
-import { errorText } from '../error-text.js';
 import { IDEMPOTENCY_FAILURE_TYPES } from '../failure-types.js';
-import { OutcomeUnknownError } from './errors.js';
+import { IdempotencyConfigError } from './errors.js';
 import type { LeaseKeeper } from './lease-keeper.js';
-import { IdempotencyMetrics } from './metrics.js';
+import type { IdempotencyMetrics } from './metrics.js';
 import type { ResolvedActivitySettings, ResolvedOptions } from './options.js';
-import { claimBusy, invalidKeyInput, keyReuse, orphanedClaim, storeUnavailable } from './refusals.js';
+import { waitForOwner } from './owner-wait.js';
+import { claimBusy, invalidKeyInput, keyReuse, misconfigured, orphanedClaim, resultUndecodable, storeUnavailable } from './refusals.js';
 import type { ResultCodec } from './result-codec.js';
+import { CallSettlement } from './call-settlement.js';
 
 /** What an attempt does next with its key, once it knows who holds the claim. */
 type Step =
@@ -32,19 +31,23 @@ type Step =
 /** Stop waiting this long before Temporal's start-to-close timeout, so our answer still counts. */
 const ATTEMPT_DEADLINE_MARGIN_MS = 1_000;
 
-export class IdempotentActivityInbound implements ActivityInboundCallsInterceptor {
+/** What every activity execution of one worker shares. */
+export interface InterceptorDependencies {
+  readonly options: ResolvedOptions;
+  readonly codec: ResultCodec;
+  readonly leases: LeaseKeeper;
+  readonly metrics: IdempotencyMetrics;
+}
+
+export class IdempotentActivityInboundInterceptor implements ActivityInboundCallsInterceptor {
   private readonly settings: ResolvedActivitySettings;
   private readonly startedAt = Date.now();
-  private readonly metrics: IdempotencyMetrics;
 
   constructor(
     private readonly context: Context,
-    private readonly options: ResolvedOptions,
-    private readonly codec: ResultCodec,
-    private readonly leases: LeaseKeeper,
+    private readonly deps: InterceptorDependencies,
   ) {
-    this.settings = options.settingsFor(context.info.activityType);
-    this.metrics = new IdempotencyMetrics(context.metricMeter);
+    this.settings = deps.options.settingsFor(context.info.activityType, context.log);
   }
 
   async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
@@ -52,7 +55,7 @@ export class IdempotentActivityInbound implements ActivityInboundCallsIntercepto
       return await this.claimAndRun(input, next);
     } catch (error) {
       if (error instanceof ApplicationFailure && isIdempotencyFailure(error.type)) {
-        this.metrics.refused(error.type);
+        this.deps.metrics.refused(this.context.metricMeter, error.type);
         this.context.log.warn(`Idempotency: ${error.type}`, { idempotencyKey: keyIn(error), message: error.message });
       }
       throw error;
@@ -60,28 +63,35 @@ export class IdempotentActivityInbound implements ActivityInboundCallsIntercepto
   }
 
   private async claimAndRun(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
-    const request = this.claimRequest(input.args);
+    const { request, resumed } = this.callIdentity(input);
+    if (resumed) {
+      this.context.log.info('Idempotency: resumed after an operator decision; the refused call\'s key decides', {
+        idempotencyKey: request.key,
+      });
+    }
     for (;;) {
       const claimStarted = performance.now();
-      const begun = await this.storeCall(request, () => this.options.store.begin(request, this.leases.leaseMs));
-      this.metrics.claimLatency(performance.now() - claimStarted);
-      const step: Step = begun.won ? { kind: 'run', claim: begun.claim } : await this.answerFromClaim(begun.claim, request);
+      const begun = await this.storeCall(request, () => this.deps.options.store.begin(request, this.deps.leases.leaseMs));
+      this.deps.metrics.claimLatency(this.context.metricMeter, performance.now() - claimStarted);
+      const step: Step = begun.won ? { kind: 'run', claim: begun.claim } : await this.answerFromClaim(begun.claim, request, resumed);
       if (step.kind === 'run') {
-        this.metrics.claimed();
+        this.deps.metrics.claimed(this.context.metricMeter);
         return this.runClaimed(step.claim, input, next);
       }
       if (step.kind === 'answer') {
-        this.metrics.replayed();
+        this.deps.metrics.replayed(this.context.metricMeter);
         return step.value;
       }
     }
   }
 
-  private claimRequest(args: readonly unknown[]): ClaimRequest {
+  private callIdentity(input: ActivityExecuteInput) {
+    const { info } = this.context;
     try {
-      return claimRequestFor(this.context.info, args, this.settings, this.options.workerIdentity);
+      return callIdentityFor(info, input.args, input.headers, this.settings, this.deps.options.workerIdentity);
     } catch (error) {
-      if (error instanceof InvalidKeyInputError) throw invalidKeyInput(error, this.context.info.activityType);
+      if (error instanceof InvalidKeyInputError) throw invalidKeyInput(error, info.activityType);
+      if (error instanceof IdempotencyConfigError) throw misconfigured(error, info.activityType);
       throw error;
     }
   }
@@ -96,29 +106,44 @@ export class IdempotentActivityInbound implements ActivityInboundCallsIntercepto
   }
 
   /** Someone claimed this key before: never call again; answer from their outcome, or wait for it. */
-  private async answerFromClaim(claim: Claim, request: ClaimRequest): Promise<Step> {
-    if (claim.fingerprint !== request.fingerprint) throw keyReuse(claim, request);
+  private async answerFromClaim(claim: Claim, request: ClaimRequest, resumed: boolean): Promise<Step> {
+    if (claim.fingerprint !== request.fingerprint) {
+      // A resumed call is the refused action by the workflow's own word; its arguments may be rebuilt.
+      if (!resumed) throw keyReuse(claim, request);
+    }
     switch (claim.state) {
       case 'completed':
         this.context.log.info('Idempotency: returning the recorded result; the activity was not called again', {
           idempotencyKey: claim.key,
           claimedAttempt: claim.attempt,
         });
-        return { kind: 'answer', value: await this.codec.decode(claim.result!) };
+        return { kind: 'answer', value: await this.decodeResult(claim, request) };
       case 'unknown':
         return this.orphaned(claim, request);
       case 'claimed':
-        return claim.ownerAlive ? this.waitForOwner(claim, request) : this.orphaned(claim, request);
+        return claim.ownerAlive ? this.waitForOwner(claim, request, resumed) : this.orphaned(claim, request);
+    }
+  }
+
+  private async decodeResult(claim: Claim, request: ClaimRequest): Promise<unknown> {
+    try {
+      return await this.deps.codec.decode(claim.result!);
+    } catch (error) {
+      throw resultUndecodable(claim, request, error);
     }
   }
 
   /**
-   * The call may have gone out and nobody knows its outcome. Refuse, unless the vendor dedups
-   * on our key: then run again with the same key and let the vendor answer with the original.
+   * The call may have gone out and nobody knows its outcome. Refuse, and note the refused
+   * workflow so an operator's decision reaches it; unless the vendor dedups on our key: then
+   * run again with the same key and let the vendor answer with the original.
    */
   private async orphaned(claim: Claim, request: ClaimRequest): Promise<Step> {
-    if (!this.settings.vendorDedup) throw orphanedClaim(claim, request);
-    const taken = await this.storeCall(request, () => this.options.store.takeOver(claim, request, this.leases.leaseMs));
+    if (!this.settings.vendorDedup) {
+      await this.noteWaiter(request);
+      throw orphanedClaim(claim, request);
+    }
+    const taken = await this.storeCall(request, () => this.deps.options.store.takeOver(claim, request, this.deps.leases.leaseMs));
     if (!taken) return { kind: 'retry' };
     this.context.log.warn('Idempotency: re-running an orphaned call with the same key; the vendor dedups on it', {
       idempotencyKey: claim.key,
@@ -128,31 +153,49 @@ export class IdempotentActivityInbound implements ActivityInboundCallsIntercepto
     return { kind: 'run', claim: taken };
   }
 
+  /** Best effort: the refusal stands either way, and the claim's own workflow is always signalled. */
+  private async noteWaiter(request: ClaimRequest): Promise<void> {
+    if (request.workflowId === null) return;
+    await this.deps.options.store
+      .addWaiter({
+        key: request.key,
+        namespace: request.namespace,
+        workflowId: request.workflowId,
+        runId: request.runId,
+        activityType: request.activityType,
+      })
+      .catch((error: unknown) =>
+        this.context.log.error('Idempotency: could not note the refused workflow as waiting on the key', {
+          idempotencyKey: request.key,
+          error,
+        }),
+      );
+  }
+
   /**
    * An earlier attempt is still running (Temporal timed it out, its worker did not die).
    * Wait for its outcome, heartbeating, bounded by `maxWaitMs` and by this attempt's own time.
    */
-  private async waitForOwner(claim: Claim, request: ClaimRequest): Promise<Step> {
-    const deadline = this.waitDeadline();
-    this.metrics.waited();
+  private async waitForOwner(claim: Claim, request: ClaimRequest, resumed: boolean): Promise<Step> {
+    this.deps.metrics.waited(this.context.metricMeter);
     this.context.log.info('Idempotency: an earlier attempt still runs; waiting for its outcome', {
       idempotencyKey: claim.key,
       ownerAttempt: claim.attempt,
       owner: claim.claimedBy,
     });
-    const watch = await this.storeCall(request, () => this.options.store.watch(claim.key));
+    const watch = await this.storeCall(request, () => this.deps.options.store.watch(claim.key));
     try {
-      for (;;) {
-        this.context.heartbeat();
-        const current = await this.storeCall(request, () => watch.current());
-        if (current === null) return { kind: 'retry' };
-        if (current.state !== 'claimed' || !current.ownerAlive) return this.answerFromClaim(current, request);
-        const left = deadline - Date.now();
-        if (left <= 0 || this.context.cancellationSignal.aborted) {
-          throw claimBusy(current, request, Date.now() - this.startedAt);
-        }
-        await watch.changed(Math.min(this.options.pollMs, left));
-      }
+      // A waiting attempt keeps the details the previous attempt heartbeated, so they survive this one.
+      const details: unknown = this.context.info.heartbeatDetails;
+      const outcome = await waitForOwner(watch, () => this.storeCall(request, () => watch.current()), {
+        deadline: this.waitDeadline(),
+        pollMs: this.deps.options.pollMs,
+        signal: this.context.cancellationSignal,
+        heartbeat: () => this.context.heartbeat(details),
+      });
+      if (outcome.kind === 'released') return { kind: 'retry' };
+      if (outcome.kind === 'busy') throw claimBusy(outcome.claim, request, Date.now() - this.startedAt);
+      return this.answerFromClaim(outcome.claim, request, resumed);
     } finally {
       watch.close();
     }
@@ -161,7 +204,7 @@ export class IdempotentActivityInbound implements ActivityInboundCallsIntercepto
   private waitDeadline(): number {
     const { startToCloseTimeoutMs } = this.context.info;
     const attemptEnds = startToCloseTimeoutMs > 0 ? this.startedAt + startToCloseTimeoutMs - ATTEMPT_DEADLINE_MARGIN_MS : Infinity;
-    return Math.min(this.startedAt + this.options.maxWaitMs, attemptEnds);
+    return Math.min(this.startedAt + this.deps.options.maxWaitMs, attemptEnds);
   }
 
   private async runClaimed(
@@ -169,95 +212,35 @@ export class IdempotentActivityInbound implements ActivityInboundCallsIntercepto
     input: ActivityExecuteInput,
     next: Next<ActivityInboundCallsInterceptor, 'execute'>,
   ): Promise<unknown> {
-    this.leases.hold(claim);
-    enterCall(this.context, claim);
+    const settlement = new CallSettlement(this.context, this.deps, this.settings, claim);
+    this.deps.leases.hold(claim, () => settlement.lost());
     try {
+      // Cancelled while the claim was being taken: nothing was sent, so the claim goes back.
+      if (this.context.cancellationSignal.aborted) throw await settlement.releaseUnsent(cancellationError(this.context));
+      enterCall(this.context, { claim, outcomeOf: (error) => settlement.outcomeOf(error) });
       let result: unknown;
       try {
         result = await next(input);
       } catch (error) {
-        throw await this.settleFailure(claim, error);
+        throw await settlement.failed(error);
+      } finally {
+        leaveCall(this.context);
       }
-      await this.record(claim, result);
+      await settlement.succeeded(result);
       return result;
     } finally {
-      leaveCall(this.context);
-      this.leases.drop(claim.key);
+      this.deps.leases.drop(claim.token);
     }
-  }
-
-  /**
-   * A thrown error means "did not happen": release, and let Temporal's retry policy decide.
-   * Except async completion (the outcome arrives later, elsewhere), and errors after which the call may
-   * have happened: marked ambiguous, or thrown because the activity was cancelled mid-flight
-   * (worker shutdown, timeout, workflow cancellation). Returns the error to throw.
-   */
-  private async settleFailure(claim: Claim, error: unknown): Promise<unknown> {
-    if (error instanceof CompleteAsyncError) {
-      // The outcome goes to Temporal through the client, never here: later attempts must refuse at once.
-      await this.markUnknown(claim, 'the activity completes asynchronously; its outcome went to Temporal, not to this store', error);
-      return error;
-    }
-    if (this.context.cancellationSignal.aborted) {
-      return this.markUnknown(claim, `cancelled while running (${cancelReason(this.context)}): ${errorText(error)}`, error);
-    }
-    if (this.isAmbiguous(error)) return this.markUnknown(claim, errorText(error), error);
-    const released = await retryFor(this.options.recordRetryMs, () => this.options.store.release(claim.key, claim.token)).catch(
-      (storeError: unknown) => void this.warnClaimKept(claim, 'release the claim', storeError),
-    );
-    if (released === false) this.warnClaimChanged(claim, 'release it');
-    return error;
-  }
-
-  private isAmbiguous(error: unknown): boolean {
-    return error instanceof OutcomeUnknownError || this.settings.isAmbiguous?.(error) === true;
-  }
-
-  /** Keeps the claim as `unknown` and returns the refusal that every attempt, this one first, will get. */
-  private async markUnknown(claim: Claim, note: string, cause: unknown): Promise<unknown> {
-    await retryFor(this.options.recordRetryMs, () => this.options.store.markUnknown(claim.key, claim.token, note)).catch(
-      (storeError: unknown) => this.warnClaimKept(claim, 'mark the outcome unknown', storeError),
-    );
-    return orphanedClaim({ ...claim, state: 'unknown', outcomeNote: note }, claim, cause);
-  }
-
-  /**
-   * The call happened. Record it; if the store stays unreachable, still return the
-   * result (the workflow must know) and leave the claim, so a replay refuses instead of repeating.
-   */
-  private async record(claim: Claim, result: unknown): Promise<void> {
-    let payload: Payload;
-    try {
-      payload = await this.codec.encode(result);
-    } catch (error) {
-      // Temporal could not carry this result either; say so now rather than after a retry.
-      throw await this.markUnknown(claim, `the call succeeded but its result could not be encoded: ${errorText(error)}`, error);
-    }
-    const recorded = await retryFor(this.options.recordRetryMs, () => this.options.store.complete(claim.key, claim.token, payload)).catch(
-      (storeError: unknown) => void this.warnClaimKept(claim, 'record the result', storeError),
-    );
-    if (recorded === false) this.warnClaimChanged(claim, 'record its result');
-  }
-
-  /** An operator resolved or released the claim (with --force) while the call ran: theirs stands. */
-  private warnClaimChanged(claim: Claim, what: string): void {
-    this.context.log.warn(`Idempotency: the claim was changed by someone else while the call ran; did not ${what}`, {
-      idempotencyKey: claim.key,
-    });
-  }
-
-  private warnClaimKept(claim: Claim, what: string, error: unknown): void {
-    this.context.log.error(
-      `Idempotency: could not ${what}; the claim stays without an outcome and later attempts will be refused`,
-      { idempotencyKey: claim.key, error },
-    );
   }
 }
 
-function cancelReason(context: Context): string {
+/** The name of the SDK's own inbound interceptors; kept for code written against 0.1. */
+export { IdempotentActivityInboundInterceptor as IdempotentActivityInbound };
+
+/** The error an activity cancelled before it started should end with. */
+function cancellationError(context: Context): unknown {
   const reason: unknown = context.cancellationSignal.reason;
-  if (reason instanceof Error) return reason.message || reason.name;
-  return reason === undefined ? 'no reason given' : String(reason);
+  return reason instanceof Error ? reason : new CancelledFailure(String(reason ?? 'cancelled'));
 }
 
 function isIdempotencyFailure(type: string | undefined | null): type is string {

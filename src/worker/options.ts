@@ -3,6 +3,7 @@
  * configured so a mistake fails the worker's start, not a payment at 3 a.m.
  */
 import type { Info } from '@temporalio/activity';
+import type { Logger } from '@temporalio/common';
 import type { PayloadCodec, PayloadConverter } from '@temporalio/common';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { SCOPES, isScope } from '../key/index.js';
@@ -83,7 +84,10 @@ export interface ResolvedOptions {
   /** How often a waiting attempt re-reads the claim when no notification comes. */
   readonly pollMs: number;
   readonly auditLedger: AuditLedger | undefined;
-  settingsFor(activityType: string): ResolvedActivitySettings;
+  /** The settings of an activity type; the first time a type without settings runs, warns of a near-miss name. */
+  settingsFor(activityType: string, log: Logger): ResolvedActivitySettings;
+  /** The activity types named under `activities`. */
+  readonly configuredActivities: readonly string[];
 }
 
 /** Below this, a GC pause or a slow renewal would make a live owner look dead. */
@@ -124,7 +128,13 @@ export function resolveOptions(options: IdempotencyOptions): ResolvedOptions {
     maxWaitMs: nonNegative('maxWaitMs', options.maxWaitMs ?? 60_000),
     pollMs: Math.min(1_000, leaseMs / 4),
     auditLedger: resolveAudit(options),
-    settingsFor: (activityType) => perActivity.get(activityType) ?? workerDefault,
+    settingsFor: (activityType, log) => {
+      const settings = perActivity.get(activityType);
+      if (settings) return settings;
+      warnOfNearMissOnce(activityType, [...perActivity.keys()], log);
+      return workerDefault;
+    },
+    configuredActivities: [...perActivity.keys()],
   };
 }
 
@@ -152,6 +162,48 @@ function resolveActivity(
     isAmbiguous: optionalFunction(`${prefix}.isAmbiguous`, options.isAmbiguous),
     vendorDedup: optionalBoolean(`${prefix}.vendorDedup`, options.vendorDedup) ?? false,
   };
+}
+
+const checkedTypes = new Set<string>();
+
+/**
+ * A misspelled name under `activities` silently leaves its activity on the worker's defaults
+ * (no keyArgs, no vendorDedup). Hand-composed interceptors cannot see the worker's activities
+ * up front (IdempotencyPlugin can, and refuses); this warns when the real name first runs.
+ */
+function warnOfNearMissOnce(activityType: string, configured: readonly string[], log: Logger): void {
+  if (checkedTypes.has(activityType)) return;
+  checkedTypes.add(activityType);
+  const nearMiss = nearestName(activityType, configured);
+  if (nearMiss !== undefined) {
+    log.warn(
+      `Idempotency: activity ${activityType} has no settings, but activities.${nearMiss} names no activity that ran here; ` +
+        `a misspelling? ${activityType} runs with the worker's defaults.`,
+      { activityType, configured: nearMiss },
+    );
+  }
+}
+
+/** A configured name within two edits of `name` (or equal ignoring case), if any. */
+export function nearestName(name: string, candidates: readonly string[]): string | undefined {
+  let best: { name: string; distance: number } | undefined;
+  for (const candidate of candidates) {
+    const distance = candidate.toLowerCase() === name.toLowerCase() ? 0 : editDistance(candidate, name);
+    if (distance <= 2 && (!best || distance < best.distance)) best = { name: candidate, distance };
+  }
+  return best?.name;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
 }
 
 function validScope(option: string, scope: unknown): Scope {

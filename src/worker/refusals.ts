@@ -6,6 +6,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import {
   IdempotencyClaimBusy,
+  IdempotencyConfiguration,
+  IdempotencyResultUndecodable,
   IdempotencyInvalidKeyInput,
   IdempotencyKeyReuse,
   IdempotencyOrphanedClaim,
@@ -13,7 +15,11 @@ import {
 } from '../failure-types.js';
 import { errorText } from '../error-text.js';
 import type { InvalidKeyInputError } from '../key/index.js';
+import type { IdempotencyConfigError } from './errors.js';
 import type { Claim, ClaimRequest } from '../store/index.js';
+
+/** The refused attempt, as much of it as a refusal names. */
+type Refused = Pick<ClaimRequest, 'attempt' | 'activityType'>;
 
 /** `details[0]` of every refusal. Times are ISO-8601 strings, from the database's clock. */
 export interface RefusalDetails {
@@ -33,7 +39,7 @@ export interface RefusalDetails {
   readonly refusedAttempt: number;
 }
 
-export function orphanedClaim(claim: Claim, refused: ClaimRequest, cause?: unknown): ApplicationFailure {
+export function orphanedClaim(claim: Claim, refused: Refused, cause?: unknown): ApplicationFailure {
   const unknown = claim.state === 'unknown';
   const what = unknown
     ? `marked its outcome unknown${claim.outcomeNote ? ` (${claim.outcomeNote})` : ''}`
@@ -51,7 +57,7 @@ export function orphanedClaim(claim: Claim, refused: ClaimRequest, cause?: unkno
   });
 }
 
-export function claimBusy(claim: Claim, refused: ClaimRequest, waitedMs: number): ApplicationFailure {
+export function claimBusy(claim: Claim, refused: Refused, waitedMs: number): ApplicationFailure {
   return ApplicationFailure.create({
     type: IdempotencyClaimBusy,
     nonRetryable: false,
@@ -63,7 +69,7 @@ export function claimBusy(claim: Claim, refused: ClaimRequest, waitedMs: number)
   });
 }
 
-export function keyReuse(claim: Claim, refused: ClaimRequest): ApplicationFailure {
+export function keyReuse(claim: Claim, refused: Refused): ApplicationFailure {
   return ApplicationFailure.create({
     type: IdempotencyKeyReuse,
     nonRetryable: true,
@@ -112,11 +118,36 @@ export function storeUnavailable(request: ClaimRequest, cause: unknown): Applica
   });
 }
 
+export function resultUndecodable(claim: Claim, refused: Refused, cause: unknown): ApplicationFailure {
+  const encoding = claim.result?.metadata?.['encoding'];
+  const encodingText = encoding ? Buffer.from(encoding).toString('utf8') : 'unknown';
+  return ApplicationFailure.create({
+    type: IdempotencyResultUndecodable,
+    nonRetryable: false,
+    message:
+      `Did not run ${claim.activityType} again (attempt ${refused.attempt}): ${describeClaim(claim)} and recorded a result, ` +
+      `but this worker cannot decode it (encoding ${encodingText}: ${errorText(cause)}). Give this worker the payload ` +
+      `converter and codecs the recording worker had (payloadConverter, payloadCodecs); Temporal will retry.`,
+    details: [detailsOf(claim, refused, 'result-undecodable')],
+    cause: cause instanceof Error ? cause : undefined,
+  });
+}
+
+export function misconfigured(error: IdempotencyConfigError, activityType: string): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: IdempotencyConfiguration,
+    nonRetryable: true,
+    message: `Did not run ${activityType}: ${error.message}`,
+    details: [{ activityType, option: error.option }],
+    cause: error,
+  });
+}
+
 function describeClaim(claim: Claim): string {
   return `attempt ${claim.attempt} on worker ${claim.claimedBy} claimed key ${claim.key} at ${claim.claimedAt.toISOString()}`;
 }
 
-function detailsOf(claim: Claim, refused: ClaimRequest, reason: string): RefusalDetails {
+function detailsOf(claim: Claim, refused: Refused, reason: string): RefusalDetails {
   return {
     key: claim.key,
     activityType: claim.activityType,

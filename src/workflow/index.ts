@@ -2,7 +2,20 @@
  * Workflow-side helpers, safe for the workflow sandbox: import from
  * `temporal-idempotency/workflow` in workflow code.
  */
-export { operatorDecisionSignal, pendingRefusalsQuery, resumable } from './resumable.js';
-export type { PendingRefusal } from './resumable.js';
+export { resumable } from './resumable.js';
+export { operatorDecisionSignal, pendingRefusalsQuery } from './definitions.js';
+export type { PendingRefusal } from './decisions.js';
 export type { OperatorDecision } from '../operator-decision.js';
-export { IdempotencyClaimBusy, IdempotencyKeyReuse, IdempotencyOrphanedClaim } from '../failure-types.js';
+export { OPERATOR_DECISION_SIGNAL, PENDING_REFUSALS_QUERY } from '../operator-decision.js';
+export { idempotencyRefusalOf, isIdempotencyRefusal } from './refusal-matching.js';
+export {
+  IDEMPOTENCY_FAILURE_TYPES,
+  IdempotencyClaimBusy,
+  IdempotencyConfiguration,
+  IdempotencyInvalidKeyInput,
+  IdempotencyKeyReuse,
+  IdempotencyOrphanedClaim,
+  IdempotencyResultUndecodable,
+  IdempotencyStoreUnavailable,
+} from '../failure-types.js';
+export type { IdempotencyFailureType } from '../failure-types.js';

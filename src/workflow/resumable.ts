@@ -1,88 +1,79 @@
 /**
  * Resume without reset: when an activity is refused with
  * IdempotencyOrphanedClaim, wait for an operator's decision instead of
- * failing the workflow, then call the activity again. After `resolve` it
- * returns the recorded result; after `release` it runs for real.
+ * failing the workflow, then call the activity again with the refused call's
+ * key, so the record decides: after `resolve` it returns the recorded result
+ * (no second call); after `release` it runs for real; with no decision on
+ * record it is refused again and waits again.
  *
  * Workflow code: imports nothing but @temporalio/workflow and plain constants.
+ * Needs the workflow interceptors (temporal-idempotency/workflow-interceptors,
+ * or IdempotencyPlugin), which carry the key to the activity.
  */
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  condition,
-  defineQuery,
-  defineSignal,
-  log,
-  setCurrentDetails,
-  setHandler,
-} from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, condition, log, patched, setHandler } from '@temporalio/workflow';
 import { IdempotencyOrphanedClaim } from '../failure-types.js';
-import { OPERATOR_DECISION_SIGNAL, PENDING_REFUSALS_QUERY } from '../operator-decision.js';
-import type { OperatorDecision } from '../operator-decision.js';
-
-export const operatorDecisionSignal = defineSignal<[OperatorDecision]>(OPERATOR_DECISION_SIGNAL);
-
-/** A refused call this workflow is waiting on, as the query and the current details show it. */
-export interface PendingRefusal {
-  readonly key: string;
-  readonly activityType: string;
-  /** Workflow time at which the refusal arrived. */
-  readonly since: string;
-  readonly message: string;
-}
-
-export const pendingRefusalsQuery = defineQuery<PendingRefusal[]>(PENDING_REFUSALS_QUERY);
-
-// Module state is per workflow execution: the SDK isolates workflow modules per run.
-const pending = new Map<string, PendingRefusal>();
-const decisions = new Map<string, OperatorDecision>();
-let handlersInstalled = false;
+import { decisions } from './decisions.js';
+import type { PendingRefusal } from './decisions.js';
+import { operatorDecisionSignal, pendingRefusalsQuery } from './definitions.js';
+import { resumeContext, workflowState } from './resume-context.js';
 
 /**
- * Runs `call` (an activity call); if it is refused as orphaned, waits until an
- * operator resolves or releases the key (`temporal-idempotency resolve|release KEY`),
- * then runs `call` again. Other failures are rethrown untouched.
+ * Marks histories written by this version: a decision counts only when it arrives while its key is
+ * waited on. Histories of 0.1 (no marker) replay as they were written: a decision that came first is used.
+ */
+const DECIDES_BY_KEY_PATCH = 'temporal-idempotency/resumable-decides-by-key';
+
+export const WORKFLOW_INTERCEPTORS_MISSING =
+  'resumable() needs the temporal-idempotency workflow interceptors, which carry the refused call\'s key to the ' +
+  'activity (without them a resumed call can get a new key and run twice). Register them: ' +
+  "Worker.create({ ..., interceptors: { workflowModules: [require.resolve('temporal-idempotency/workflow-interceptors')] } }) " +
+  '(or with bundleWorkflowCode({ workflowInterceptorModules })), or use IdempotencyPlugin.';
+
+/**
+ * Runs `call` (one activity call); if it is refused as orphaned, waits until an operator
+ * resolves or releases the key (`temporal-idempotency resolve|release KEY`), then runs `call`
+ * again with the refused call's key. Other failures are rethrown untouched.
  */
 export async function resumable<T>(call: () => Promise<T>): Promise<T> {
-  installHandlers();
+  if (!workflowState.interceptorsInstalled) useWithoutInterceptors();
+  let resume: PendingRefusal | undefined;
   for (;;) {
     try {
-      return await call();
+      return resume ? await resumeContext.run({ key: resume.key, activityType: resume.activityType, args: undefined }, call) : await call();
     } catch (error) {
       const refusal = orphanedRefusalIn(error);
       if (!refusal) throw error;
       await waitForDecision(refusal);
+      resume = refusal;
     }
   }
 }
 
 async function waitForDecision(refusal: PendingRefusal): Promise<void> {
-  pending.set(refusal.key, refusal);
-  showPending();
+  if (!patched(DECIDES_BY_KEY_PATCH)) {
+    const early = decisions.takeEarly(refusal.key);
+    if (early) return void log.info(`Operator ${early.decision} the refused call; calling it again`, { idempotencyKey: refusal.key });
+  }
+  const fromSeq = decisions.nextSeq;
+  decisions.startWaiting(refusal);
   log.warn('Waiting for an operator decision on a refused call', { idempotencyKey: refusal.key, activityType: refusal.activityType });
-  await condition(() => decisions.has(refusal.key));
-  const { decision } = decisions.get(refusal.key)!;
-  decisions.delete(refusal.key);
-  pending.delete(refusal.key);
-  showPending();
-  log.info(`Operator ${decision} the refused call; calling it again`, { idempotencyKey: refusal.key });
+  try {
+    await condition(() => decisions.since(refusal.key, fromSeq) !== undefined);
+  } finally {
+    decisions.stopWaiting(refusal.key);
+  }
+  const { decision } = decisions.since(refusal.key, fromSeq)!;
+  log.info(`Operator ${decision} the refused call; calling it again with its key`, { idempotencyKey: refusal.key });
 }
 
-function installHandlers(): void {
-  if (handlersInstalled) return;
-  handlersInstalled = true;
-  setHandler(operatorDecisionSignal, (decision) => void decisions.set(decision.key, decision));
-  setHandler(pendingRefusalsQuery, () => [...pending.values()]);
-}
-
-/** Shown in the Web UI's "current details" of the workflow. */
-function showPending(): void {
-  const lines = [...pending.values()].map(
-    (refusal) =>
-      `Waiting for an operator: ${refusal.activityType} was refused (IdempotencyOrphanedClaim), key ${refusal.key}. ` +
-      `Check the vendor, then \`temporal-idempotency resolve ${refusal.key} --result JSON\` or \`release ${refusal.key}\`.`,
-  );
-  setCurrentDetails(lines.join('\n\n'));
+/**
+ * New executions need the interceptors (fail the workflow task, loudly, until they are registered).
+ * A history of 0.1 replays as it was written: handlers installed here, no key carried.
+ */
+function useWithoutInterceptors(): void {
+  if (patched(DECIDES_BY_KEY_PATCH)) throw new Error(WORKFLOW_INTERCEPTORS_MISSING);
+  setHandler(operatorDecisionSignal, (decision) => decisions.receive(decision));
+  setHandler(pendingRefusalsQuery, () => decisions.pendingRefusals());
 }
 
 function orphanedRefusalIn(error: unknown): PendingRefusal | undefined {
@@ -97,4 +88,3 @@ function orphanedRefusalIn(error: unknown): PendingRefusal | undefined {
     message: failure.message,
   };
 }
-

@@ -47,6 +47,24 @@ describe('canonical form', () => {
     expect(canonicalize(backing.subarray(1, 3))).toBe(canonicalize(new Uint8Array([1, 2])));
   });
 
+  it('keeps a `__proto__` key (JSON.parse makes it an own property) as data, so it cannot vanish', () => {
+    const withProto = JSON.parse('{"to":"+4912345","cents":500,"__proto__":{"memo":"rent"}}') as unknown;
+    expect(canonicalize(withProto)).not.toBe(canonicalize({ to: '+4912345', cents: 500 }));
+    expect(canonicalize(withProto)).toContain('"__proto__":{"memo":"rent"}');
+  });
+
+  it('orders array-index keys first, numerically, as key format 1 always has', () => {
+    expect(canonicalize({ b: 1, 10: 2, 2: 3, a: 4, '01': 5 })).toBe('{"2":3,"10":2,"01":5,"a":4,"b":1}');
+  });
+
+  it.each([4_000, 100_000])('gives arguments nested %i deep a text instead of overflowing the stack', (depth) => {
+    let nested: unknown = { leaf: true };
+    for (let level = 0; level < depth; level++) nested = level % 2 ? [nested] : { inner: nested };
+    const text = canonicalize(nested, 'args');
+    expect(text.length).toBeGreaterThan(depth * 2);
+    expect(text.startsWith(depth % 2 ? '{"inner":[' : '[{"inner":')).toBe(true);
+  });
+
   it('accepts shared references that are not cycles', () => {
     const shared = { x: 1 };
     expect(() => canonicalize({ a: shared, b: shared })).not.toThrow();

@@ -13,6 +13,7 @@ export function claimRequest(overrides: Partial<ClaimRequest> = {}): ClaimReques
     activityId: '1',
     attempt: 1,
     claimedBy: 'test-host/1',
+    deadlineMs: null,
     ...overrides,
   };
 }

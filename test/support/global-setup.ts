@@ -12,6 +12,7 @@ import { startPostgres } from '../../dev/postgres.js';
 import type { PostgresServer } from '../../dev/postgres.js';
 import { startTemporal } from '../../dev/temporal-server.js';
 import type { TemporalServer } from '../../dev/temporal-server.js';
+import { workflowInterceptorModules } from '../../dev/workflow-interceptors.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -35,6 +36,7 @@ export async function setup(project: TestProject): Promise<void> {
     startTemporal({ ui: true, log }),
     bundleWorkflowCode({
       workflowsPath: fileURLToPath(new URL('./workflows.ts', import.meta.url)),
+      workflowInterceptorModules,
       logger: new DefaultLogger('WARN'),
     }),
   ]);

@@ -1,0 +1,103 @@
+/**
+ * The claim store's hot-path SQL, in one place: the store sends these, and the
+ * benchmark's baseline sends the very same text straight through `pg`.
+ * `table` and `waiters` are already-quoted identifiers; every value is a `$n`.
+ */
+import { CLAIM_COLUMNS, CLAIM_READ } from './claim-row.js';
+
+/**
+ * Makes this transaction's commit wait for the WAL flush (and for synchronous standbys, when
+ * configured), whatever the role's or database's default: the claim must be durable before the
+ * call. A stronger setting (`remote_apply`, `remote_write`) is kept as it is.
+ */
+const DURABLE_COMMIT = `
+(SELECT set_config('synchronous_commit',
+  CASE WHEN current_setting('synchronous_commit') IN ('off', 'local') THEN 'on'
+  ELSE current_setting('synchronous_commit') END, true)) AS durable`;
+
+export interface ClaimStatements {
+  readonly claim: string;
+  readonly get: string;
+  readonly complete: string;
+  readonly release: string;
+  readonly markUnknown: string;
+  readonly renew: string;
+  readonly markAwaited: string;
+  readonly takeOver: string;
+  readonly addWaiter: string;
+}
+
+export function claimStatements(table: string, waiters: string): ClaimStatements {
+  return {
+    claim: `
+INSERT INTO ${table}
+  (key, state, token, fingerprint, namespace, activity_type, workflow_id, run_id, activity_id, attempt, claimed_by,
+   lease_expires_at, deadline_at)
+SELECT $1::text, 'claimed', $2::uuid, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::integer, $10::text,
+  now() + $11::float8 * interval '1 millisecond', now() + $12::float8 * interval '1 millisecond'
+FROM ${DURABLE_COMMIT}
+ON CONFLICT (key) DO NOTHING
+RETURNING ${CLAIM_COLUMNS}, true AS owner_alive, now() AS read_at`,
+
+    get: `
+SELECT ${CLAIM_READ}
+FROM ${table}
+WHERE key = $1`,
+
+    // The settling statements return `awaited`, so the caller's NOTIFY runs only when someone waits.
+    complete: settling(`
+UPDATE ${table}
+SET state = 'completed', result_payload = $4, finished_at = now()
+WHERE key = $1 AND token = $2 AND state = 'claimed'
+RETURNING key, awaited`),
+
+    release: settling(`
+DELETE FROM ${table}
+WHERE key = $1 AND token = $2 AND state = 'claimed'
+RETURNING key, awaited`),
+
+    markUnknown: settling(`
+UPDATE ${table}
+SET state = 'unknown', outcome_note = $4, finished_at = now()
+WHERE key = $1 AND token = $2 AND state = 'claimed'
+RETURNING key, awaited`),
+
+    renew: `
+UPDATE ${table} AS claim
+SET lease_expires_at = now() + $3::float8 * interval '1 millisecond'
+FROM unnest($1::text[], $2::uuid[]) AS held (key, token)
+WHERE claim.key = held.key AND claim.token = held.token AND claim.state = 'claimed'
+RETURNING claim.token`,
+
+    markAwaited: `
+UPDATE ${table}
+SET awaited = true
+WHERE key = $1
+RETURNING ${CLAIM_READ}`,
+
+    // The taker's identity replaces the orphan's, so the row never pairs one attempt's ids with another's.
+    takeOver: `
+UPDATE ${table}
+SET token = $3, state = 'claimed', attempt = $4, claimed_by = $5, claimed_at = now(),
+  lease_expires_at = now() + $6::float8 * interval '1 millisecond', finished_at = NULL, outcome_note = NULL,
+  workflow_id = $7, run_id = $8, activity_id = $9, deadline_at = now() + $10::float8 * interval '1 millisecond'
+FROM ${DURABLE_COMMIT}
+WHERE key = $1 AND token = $2
+  AND (state = 'unknown' OR (state = 'claimed' AND coalesce(lease_expires_at <= now(), true)))
+RETURNING ${CLAIM_COLUMNS}, true AS owner_alive, now() AS read_at`,
+
+    addWaiter: `
+INSERT INTO ${waiters} (key, namespace, workflow_id, run_id, activity_type)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (key, namespace, workflow_id) DO UPDATE SET run_id = EXCLUDED.run_id, refused_at = now()`,
+  };
+}
+
+/** Wraps a statement that settles the caller's own claim: `$3` is the channel that wakes its waiters. */
+function settling(statement: string): string {
+  // The CASE only runs pg_notify for a claim someone waits on: NOTIFY serializes commits.
+  return `
+WITH settled AS (${statement})
+SELECT CASE WHEN awaited THEN pg_notify($3, key) END
+FROM settled`;
+}

@@ -1,0 +1,63 @@
+/** Why an operator's request about a claim was refused; the CLI maps each to an exit code. */
+import type { Claim } from './claim-store.js';
+
+export class ClaimNotFoundError extends Error {
+  override readonly name = 'ClaimNotFoundError';
+  constructor(readonly key: string) {
+    super(`No claim for key ${key}. \`temporal-idempotency list\` shows the claims there are.`);
+  }
+}
+
+export type ChangeRefusal =
+  /** The claim already has a recorded result; it cannot be resolved or released again. */
+  | 'completed'
+  /** The owner's lease is live: its call may be in flight right now. */
+  | 'owner-alive'
+  /** The lease lapsed, but the attempt's own time is not up: a paused owner may still be calling. */
+  | 'before-deadline'
+  /** `resume` needs an outcome on record (completed, or released); this claim has none yet. */
+  | 'no-outcome';
+
+export class ClaimChangeRefusedError extends Error {
+  override readonly name = 'ClaimChangeRefusedError';
+  constructor(
+    readonly reason: ChangeRefusal,
+    readonly claim: Claim,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Why a change to `claim` is refused, or undefined when it may go ahead. */
+export function changeRefusal(claim: Claim, action: 'resolve' | 'release', force: boolean): ClaimChangeRefusedError | undefined {
+  if (claim.state === 'completed') {
+    return new ClaimChangeRefusedError(
+      'completed',
+      claim,
+      `Key ${claim.key} is already completed (${claim.activityType}, finished ${claim.finishedAt?.toISOString()}); ` +
+        `refusing to ${action} it: its recorded result is what later attempts return. If a workflow waits on it in ` +
+        `resumable(), \`temporal-idempotency resume ${claim.key}\` lets it continue with that result.`,
+    );
+  }
+  if (force || claim.state !== 'claimed') return undefined;
+  if (claim.ownerAlive) {
+    return new ClaimChangeRefusedError(
+      'owner-alive',
+      claim,
+      `Key ${claim.key} is held by attempt ${claim.attempt} on worker ${claim.claimedBy}, whose lease is live until ` +
+        `${claim.leaseExpiresAt?.toISOString()}: its call may be in flight right now. Wait for it, or add --force ` +
+        `if you know that worker is gone.`,
+    );
+  }
+  if (claim.deadlineAt !== null && claim.deadlineAt > claim.readAt) {
+    return new ClaimChangeRefusedError(
+      'before-deadline',
+      claim,
+      `Key ${claim.key} was claimed by attempt ${claim.attempt} on worker ${claim.claimedBy}, whose lease lapsed, but ` +
+        `that attempt may run until ${claim.deadlineAt.toISOString()} (its start-to-close timeout plus a grace): a ` +
+        `paused or cut-off worker may still be calling the vendor. Wait until then, or add --force if you know it stopped.`,
+    );
+  }
+  return undefined;
+}

@@ -1,0 +1,134 @@
+/**
+ * How a call that ran under a claim is settled: its result recorded, its claim
+ * released when nothing happened, or kept as `unknown` when something may have.
+ * Every write is guarded by the claim's token, so a claim that changed hands
+ * while the call ran (an operator's `--force`, a takeover) is never overwritten.
+ */
+import type { Context } from '@temporalio/activity';
+import { CompleteAsyncError } from '@temporalio/common';
+import type { Payload } from '@temporalio/common';
+import type { Claim } from '../store/index.js';
+import { retryFor } from './bounded-retry.js';
+import { errorText } from '../error-text.js';
+import type { InterceptorDependencies } from './interceptor.js';
+import { classifyOutcome } from './outcome-classification.js';
+import type { OutcomeVerdict } from './outcome-classification.js';
+import type { ResolvedActivitySettings } from './options.js';
+import { orphanedClaim } from './refusals.js';
+
+export class CallSettlement {
+  private readonly verdicts = new WeakMap<object, OutcomeVerdict>();
+  private lostReported = false;
+
+  constructor(
+    private readonly context: Context,
+    private readonly deps: InterceptorDependencies,
+    private readonly settings: ResolvedActivitySettings,
+    private readonly claim: Claim,
+  ) {}
+
+  /** One verdict per error, whoever asks first (the ledger asks before the claim is settled). */
+  outcomeOf(error: unknown): OutcomeVerdict {
+    const cached = typeof error === 'object' && error !== null ? this.verdicts.get(error) : undefined;
+    if (cached) return cached;
+    const signal = this.context.cancellationSignal;
+    const verdict = classifyOutcome(error, {
+      isAmbiguous: this.settings.isAmbiguous,
+      cancelled: signal.aborted ? cancelReason(signal) : undefined,
+    });
+    if (typeof error === 'object' && error !== null) this.verdicts.set(error, verdict);
+    return verdict;
+  }
+
+  /**
+   * The call happened. Record it; if the store stays unreachable, still return the
+   * result (the workflow must know) and leave the claim, so a replay refuses instead of repeating.
+   */
+  async succeeded(result: unknown): Promise<void> {
+    let payload: Payload;
+    try {
+      payload = await this.deps.codec.encode(result);
+    } catch (error) {
+      // Temporal could not carry this result either; say so now rather than after a retry.
+      throw await this.keepUnknown(`the call succeeded but its result could not be encoded: ${errorText(error)}`, error);
+    }
+    const recorded = await retryFor(this.deps.options.recordRetryMs, () =>
+      this.deps.options.store.complete(this.claim.key, this.claim.token, payload),
+    ).catch((storeError: unknown) => void this.warnClaimKept('record the result', storeError));
+    if (recorded === false) this.warnClaimChanged('record its result');
+  }
+
+  /**
+   * The activity threw. Returns the error to throw: the activity's own when nothing happened (the
+   * claim is released and Temporal's retry policy decides), else a refusal, the claim kept `unknown`.
+   * With `vendorDedup`, the activity's own error after the claim is kept: the retry takes the claim
+   * over and calls again with the same key, which the vendor answers with its original response.
+   */
+  async failed(error: unknown): Promise<unknown> {
+    if (error instanceof CompleteAsyncError) {
+      // The outcome goes to Temporal through the client, never here: later attempts must refuse at once.
+      return this.keepUnknown('the activity completes asynchronously; its outcome went to Temporal, not to this store', error, error);
+    }
+    const verdict = this.outcomeOf(error);
+    if (verdict.ambiguous) return this.keepUnknown(verdict.reason, error, this.settings.vendorDedup ? error : undefined);
+    await this.release();
+    return error;
+  }
+
+  /** Nothing was sent (the attempt was cancelled before the call): give the claim back. */
+  async releaseUnsent(error: unknown): Promise<unknown> {
+    await this.release();
+    return error;
+  }
+
+  /** Told by the lease keeper: the claim is no longer ours (released, resolved or taken over meanwhile). */
+  lost(): void {
+    if (this.lostReported) return;
+    this.lostReported = true;
+    this.context.log.error(
+      'Idempotency: this attempt lost its claim while its call ran (an operator released or resolved it, or another ' +
+        'attempt took it over); its outcome will not be recorded over theirs',
+      { idempotencyKey: this.claim.key, attempt: this.claim.attempt },
+    );
+  }
+
+  private async release(): Promise<void> {
+    const released = await retryFor(this.deps.options.recordRetryMs, () =>
+      this.deps.options.store.release(this.claim.key, this.claim.token),
+    ).catch((storeError: unknown) => void this.warnClaimKept('release the claim', storeError));
+    if (released === false) this.warnClaimChanged('release it');
+  }
+
+  /**
+   * Keeps the claim as `unknown`. Returns `rethrow` when given (Temporal retries it), else the
+   * refusal that every attempt, this one first, will get.
+   */
+  private async keepUnknown(note: string, cause: unknown, rethrow?: unknown): Promise<unknown> {
+    const marked = await retryFor(this.deps.options.recordRetryMs, () =>
+      this.deps.options.store.markUnknown(this.claim.key, this.claim.token, note),
+    ).catch((storeError: unknown) => void this.warnClaimKept('mark the outcome unknown', storeError));
+    if (marked === false) this.warnClaimChanged('mark its outcome unknown');
+    if (rethrow !== undefined) return rethrow;
+    return orphanedClaim({ ...this.claim, state: 'unknown', outcomeNote: note }, this.claim, cause);
+  }
+
+  /** An operator resolved or released the claim (with --force) while the call ran: theirs stands. */
+  private warnClaimChanged(what: string): void {
+    this.context.log.warn(`Idempotency: the claim was changed by someone else while the call ran; did not ${what}`, {
+      idempotencyKey: this.claim.key,
+    });
+  }
+
+  private warnClaimKept(what: string, error: unknown): void {
+    this.context.log.error(
+      `Idempotency: could not ${what}; the claim stays without an outcome and later attempts will be refused`,
+      { idempotencyKey: this.claim.key, error },
+    );
+  }
+}
+
+function cancelReason(signal: AbortSignal): string {
+  const reason: unknown = signal.reason;
+  if (reason instanceof Error) return reason.message || reason.name;
+  return reason === undefined ? 'no reason given' : String(reason);
+}

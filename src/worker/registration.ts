@@ -1,0 +1,63 @@
+/**
+ * `idempotencyInterceptors(options)`: the activity interceptor factories to
+ * register on a worker, in the one correct order.
+ */
+import type { Context } from '@temporalio/activity';
+import { Runtime } from '@temporalio/worker';
+import type { ActivityInterceptorsFactory } from '@temporalio/worker';
+import { setDefaultStoreLogger } from '../store/index.js';
+import { auditLedgerInterceptors } from './audit-interceptor.js';
+import { IdempotencyConfigError } from './errors.js';
+import { leaseKeeperFor } from './lease-keeper.js';
+import { IdempotentActivityInboundInterceptor } from './interceptor.js';
+import { IdempotencyMetrics } from './metrics.js';
+import { resolveOptions } from './options.js';
+import type { IdempotencyOptions } from './options.js';
+import { misconfigured } from './refusals.js';
+import { ResultCodec } from './result-codec.js';
+
+/** Activity executions an idempotency interceptor already guards: a second one would wait on the first's claim. */
+const guarded = new WeakSet<Context>();
+
+/**
+ * Put the result first in `interceptors.activity`: the first factory is the outermost,
+ * and idempotency must see every call before anything else acts on it.
+ *
+ * ```ts
+ * Worker.create({ ..., interceptors: { activity: [...idempotencyInterceptors({ store })] } });
+ * ```
+ */
+export function idempotencyInterceptors(options: IdempotencyOptions): ActivityInterceptorsFactory[] {
+  const resolved = resolveOptions(options);
+  const runtimeLogger = () => Runtime.instance().logger;
+  // Stores without a logger of their own report to the worker's Runtime logger from now on.
+  setDefaultStoreLogger({
+    warn: (message, meta) => runtimeLogger().warn(message, meta),
+    error: (message, meta) => runtimeLogger().error(message, meta),
+  });
+  const deps = {
+    options: resolved,
+    codec: new ResultCodec(resolved.payloadConverter, resolved.payloadCodecs),
+    leases: leaseKeeperFor(resolved.store, resolved.leaseMs, (error) =>
+      runtimeLogger().warn('Idempotency: renewing claim leases failed; they lapse if this persists', { error }),
+    ),
+    metrics: new IdempotencyMetrics(),
+  };
+  const idempotency: ActivityInterceptorsFactory = (context) => {
+    if (guarded.has(context)) {
+      // The SDK fails the activity with this (before it runs), non-retryably.
+      throw misconfigured(
+        new IdempotencyConfigError(
+          'interceptors.activity',
+          'idempotencyInterceptors() is registered twice on this worker; the inner copy would wait on the outer ' +
+            "copy's claim until IdempotencyClaimBusy. Register it once (or use IdempotencyPlugin).",
+        ),
+        context.info.activityType,
+      );
+    }
+    guarded.add(context);
+    return { inbound: new IdempotentActivityInboundInterceptor(context, deps) };
+  };
+  // Audit inside idempotency: Idempotent(Recording(activity)), so a replay never reaches the ledger.
+  return resolved.auditLedger ? [idempotency, ...auditLedgerInterceptors({ ledger: resolved.auditLedger })] : [idempotency];
+}

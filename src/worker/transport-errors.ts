@@ -1,0 +1,84 @@
+/**
+ * What a thrown error says about whether the request left the process, read
+ * from the transport's own error codes (Node's `fetch`/undici, `http`, `net`,
+ * `dns`, and the names `AbortSignal` gives) anywhere in its cause chain.
+ *
+ * Ambiguous wins: one sign that the request was in flight is enough. An error
+ * that proves nothing left the process is definite; so is anything the
+ * transport did not raise (the activity's own checks, a vendor's answer
+ * turned into an error). See README "When is an error 'nothing happened'?".
+ */
+
+/** The request or the response was in flight: the vendor may have acted. */
+const IN_FLIGHT_CODES = new Set([
+  'ECONNRESET', // connection reset mid-request or mid-response ("socket hang up")
+  'EPIPE', // the socket closed while the request was being written
+  'ETIMEDOUT', // a read timed out (also raised for connects; we cannot tell them apart)
+  'ECONNABORTED', // axios' request timeout
+  'UND_ERR_SOCKET', // undici: the other side closed the socket
+  'UND_ERR_CLOSED',
+  'UND_ERR_ABORTED',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
+  'ERR_STREAM_PREMATURE_CLOSE',
+]);
+
+/** `AbortSignal` reasons: a timeout or an abort mid-request or mid-body. */
+const IN_FLIGHT_NAMES = new Set(['AbortError', 'TimeoutError']);
+
+/** Nothing left the process: no connection was made. */
+const NEVER_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EAI_NONAME',
+  'ENETUNREACH',
+  'EHOSTUNREACH',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'CERT_HAS_EXPIRED',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+export type TransportVerdict =
+  | { readonly inFlight: true; readonly sign: string }
+  | { readonly inFlight: false; readonly sign: string | null };
+
+/** Whether the error chain shows a request in flight, and which code or name showed it. */
+export function transportVerdict(error: unknown): TransportVerdict {
+  let neverSent: string | null = null;
+  for (const link of errorChain(error)) {
+    const code = typeof link.code === 'string' ? link.code : undefined;
+    if (code && IN_FLIGHT_CODES.has(code)) return { inFlight: true, sign: code };
+    if (typeof link.name === 'string' && IN_FLIGHT_NAMES.has(link.name)) return { inFlight: true, sign: link.name };
+    if (code && NEVER_SENT_CODES.has(code)) neverSent ??= code;
+  }
+  return { inFlight: false, sign: neverSent };
+}
+
+interface ErrorLike {
+  readonly code?: unknown;
+  readonly name?: unknown;
+  readonly cause?: unknown;
+  readonly errors?: unknown;
+}
+
+/** The error, its causes, and an AggregateError's members (Node's happy-eyeballs connect), each once. */
+export function* errorChain(error: unknown): Generator<ErrorLike> {
+  const seen = new Set<unknown>();
+  const pending: unknown[] = [error];
+  while (pending.length > 0 && seen.size < 64) {
+    const link = pending.shift();
+    if (typeof link !== 'object' || link === null || seen.has(link)) continue;
+    seen.add(link);
+    yield link as ErrorLike;
+    const { cause, errors } = link as ErrorLike;
+    pending.push(cause);
+    if (Array.isArray(errors)) pending.push(...errors);
+  }
+}
