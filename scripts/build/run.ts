@@ -1,8 +1,7 @@
 /**
- * `npm run build`: the CLI as ES modules (dist/src), the library as CommonJS
- * (dist/cjs) with ES module wrappers (dist/esm), and package.json's entry
- * fields derived from ENTRIES. Starts from an empty dist, so a deleted source
- * file never ships.
+ * `npm run build`: the library and its CLI as CommonJS (dist/cjs), ES module
+ * wrappers for the entries (dist/esm), and package.json's entry fields derived
+ * from ENTRIES. Starts from an empty dist, so a deleted source file never ships.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
@@ -23,9 +22,7 @@ async function step(name: string, work: () => unknown): Promise<void> {
 }
 
 await step('clean dist', () => rm(`${root}/dist`, { recursive: true, force: true }));
-// The CLI stays an ES module build until src/cli stops using import.meta (CommonJS has none).
-await step('CLI, ES modules', () => execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' }));
-await step('library, CommonJS', async () => {
+await step('CommonJS', async () => {
   execFileSync(process.execPath, [tsc, '-p', 'tsconfig.cjs.json'], { cwd: root, stdio: 'inherit' });
   // The package says "type": "module"; this marks dist/cjs's .js (and .d.ts) files as CommonJS for Node and TypeScript.
   await mkdir(`${root}/${CJS_DIR}`, { recursive: true });
