@@ -11,9 +11,24 @@ import type { Fixture } from '../fixture.js';
 
 const PACKAGE = 'temporal-idempotency';
 
-/** The fixture's tsconfig files: CommonJS is checked both as Temporal's samples set it up and as `module: commonjs`. */
-export function tsconfigsOf(fixture: Fixture): string[] {
-  return fixture.kind === 'commonjs' ? ['tsconfig.json', 'tsconfig.commonjs.json'] : ['tsconfig.json'];
+export interface Tsconfig {
+  readonly file: string;
+  /** Compiled to run (lib/) or bundle (lib-commonjs/), or only typechecked. */
+  readonly emits: boolean;
+}
+
+/**
+ * The fixture's tsconfig files. CommonJS is checked as Temporal's samples set it up
+ * (@tsconfig/node22: `module: nodenext`, `moduleResolution: node16`), as its releases
+ * before 22.0.2 did (`module: node16`), and as `module: commonjs` (node10 resolution).
+ */
+export function tsconfigsOf(fixture: Fixture): Tsconfig[] {
+  if (fixture.kind === 'esm') return [{ file: 'tsconfig.json', emits: true }];
+  return [
+    { file: 'tsconfig.json', emits: true },
+    { file: 'tsconfig.node16.json', emits: false },
+    { file: 'tsconfig.commonjs.json', emits: true },
+  ];
 }
 
 /** Writes src/entry-types.ts, naming every subpath the installed package exports, so tsc must resolve each. */
