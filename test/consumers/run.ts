@@ -35,7 +35,7 @@ const started = Date.now();
 await step('package', 'build', () => run('npm', ['run', 'build'], { cwd: ROOT }));
 const manifest = await readManifest(ROOT);
 const { tarball, files } = await step('package', 'npm pack', () => pack(ROOT, WORK));
-await step('package', `tarball contents (${files.length} files)`, async () => checkContents(files, manifest as unknown as Record<string, unknown>));
+await step('package', `tarball contents (${files.length} files)`, async () => checkContents(files, manifest));
 const versions = new Map<End, Versions>();
 for (const end of new Set(chosen.map((fixture) => fixture.end))) {
   const resolved = await step('versions', `${end} end of the peer ranges`, () => versionsAt(end, manifest, ROOT));

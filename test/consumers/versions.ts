@@ -22,7 +22,8 @@ export interface Versions {
   readonly typesNode: string;
 }
 
-interface Manifest {
+/** The library's package.json: the fields these tests read by name, and the rest. */
+export interface Manifest extends Record<string, unknown> {
   readonly peerDependencies: Record<string, string>;
   readonly devDependencies: Record<string, string>;
 }
