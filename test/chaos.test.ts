@@ -1,7 +1,8 @@
 /**
  * A shortened chaos run (`npm run chaos` is the long one): worker processes
- * SIGKILLed at random and restarted, Postgres restarted once, and still no key
- * reaches the vendor twice and every workflow ends completed or refused by name.
+ * SIGKILLed at random and restarted, Postgres restarted twice, and still no key
+ * reaches the vendor twice, every workflow ends completed or refused by name,
+ * and no worker process dies on its own.
  */
 import { describe, expect, inject, it } from 'vitest';
 import { runChaos } from '../scripts/chaos/chaos.js';
@@ -25,6 +26,8 @@ describe('chaos', () => {
     printReport(report, console.log);
     expect(problemsIn(report)).toEqual([]);
     expect(report.kills).toBeGreaterThanOrEqual(1);
+    expect(report.postgresRestarts).toBeGreaterThanOrEqual(2);
+    expect(report.unexpectedExits).toEqual([]);
     expect(report.keysActedOnce).toBeGreaterThan(0);
     expect(Object.values(report.outcomes).reduce((a, b) => a + b, 0)).toBe(12);
   }, 300_000);

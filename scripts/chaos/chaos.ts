@@ -1,8 +1,10 @@
 /**
  * The chaos run: many activities across several worker processes while a
  * random worker is SIGKILLed every few seconds (and restarted) and Postgres is
- * restarted once. Afterwards: did any key reach the vendor twice, and did
- * every workflow end completed or refused by name?
+ * restarted several times. Afterwards: did any key reach the vendor twice, did
+ * every workflow end completed or refused by name, and did any worker process
+ * die that was not killed on purpose (the workers run the README's
+ * registration code, with nothing added)?
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -28,6 +30,8 @@ export interface ChaosOptions {
   readonly activitiesPerWorkflow: number;
   readonly workers: number;
   readonly killEveryMs: number;
+  /** How many times Postgres is restarted (stopped for a second, then started) during the run. */
+  readonly postgresRestarts?: number;
   readonly log: (line: string) => void;
 }
 
@@ -36,6 +40,7 @@ const LEASE_MS = 2_000;
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const started = Date.now();
   const postgres = await startPostgres({ forceEmbedded: !process.env['DATABASE_URL'] });
+  // The harness's own pool (reports, migrations), not a worker's: its restarts are expected here.
   const pool = new pg.Pool({ connectionString: postgres.connectionString, max: 4 });
   pool.on('error', () => undefined);
   const vendor = new FakeVendor({ latencyMs: 150 });
@@ -44,6 +49,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   // Its own schema, so a run against a shared DATABASE_URL touches nothing else.
   const schema = `chaos_${randomUUID().slice(0, 8)}`;
   const killed = new Set<number>();
+  const unexpectedExits: ChaosReport['unexpectedExits'][number][] = [];
+  let stopping = false;
   const workers = new Set<WorkerProcess>();
   const spawning = new Set<Promise<unknown>>();
   let kills = 0;
@@ -62,7 +69,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         vendorDedup: ['placeCall'],
       });
       workers.add(worker);
-      void worker.exited.then(() => workers.delete(worker));
+      void worker.exited.then(({ code, signal }) => {
+        workers.delete(worker);
+        if (!killed.has(worker.pid) && !stopping) {
+          unexpectedExits.push({ pid: worker.pid, code, signal, lastOutput: worker.output().slice(-2_000) });
+          options.log(`worker ${worker.pid} exited on its own (code ${code}, signal ${signal}); restarting it`);
+          const respawn = spawn().catch((error: unknown) => options.log(`restarting a worker failed: ${String(error)}`));
+          spawning.add(respawn);
+          void respawn.finally(() => spawning.delete(respawn));
+        }
+      });
       return worker;
     };
     await Promise.all(Array.from({ length: options.workers }, spawn));
@@ -71,10 +87,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const results = startWorkflows(options, taskQueue);
     let done = false;
     void results.finally(() => (done = true));
-    const chaos = (async () => {
-      // The first kill lands once a tenth of the calls went out, so it is always mid-run; Postgres restarts right after.
-      const total = options.workflows * options.activitiesPerWorkflow;
+    const total = options.workflows * options.activitiesPerWorkflow;
+    // The first kill lands once a tenth of the calls went out, so it is always mid-run.
+    const underWay = async () => {
       while (!done && vendor.actions.length < Math.ceil(total / 10)) await sleep(20);
+    };
+    const chaos = (async () => {
+      await underWay();
       while (!done) {
         const victim = [...workers][Math.floor(Math.random() * workers.size)];
         if (victim) {
@@ -86,18 +105,23 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           spawning.add(respawn);
           void respawn.finally(() => spawning.delete(respawn));
         }
-        if (kills === 1 && postgres.embedded) {
-          options.log('Restarting Postgres');
-          await postgres.pause();
-          await sleep(1_000);
-          await postgres.resume();
-          postgresRestarts++;
-        }
         await sleep(options.killEveryMs * (0.5 + Math.random()));
       }
     })();
+    const restarts = (async () => {
+      if (!postgres.embedded) return;
+      await underWay();
+      for (let restart = 0; restart < (options.postgresRestarts ?? 2) && !done; restart++) {
+        options.log('Restarting Postgres');
+        await postgres.pause();
+        await sleep(1_000);
+        await postgres.resume();
+        postgresRestarts++;
+        await sleep(options.killEveryMs * (1 + Math.random()));
+      }
+    })();
     const outcomes = await results;
-    await chaos;
+    await Promise.all([chaos, restarts]);
     return await report(pool, schema, vendor, outcomes, {
       activities: options.workflows * options.activitiesPerWorkflow,
       workflows: options.workflows,
@@ -105,8 +129,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       postgresRestarts,
       seconds: (Date.now() - started) / 1000,
       killed,
+      unexpectedExits,
     });
   } finally {
+    stopping = true;
     await Promise.all(spawning); // a worker still starting must be stopped too
     for (const worker of workers) worker.kill('SIGTERM');
     await Promise.all([...workers].map((worker) => worker.exited));

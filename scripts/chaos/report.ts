@@ -14,6 +14,8 @@ export interface ChaosReport {
   /** How every workflow ended: `completed`, or the failure type it failed with. */
   readonly outcomes: Readonly<Record<string, number>>;
   readonly openClaims: readonly { key: string; state: string; claimedBy: string; matchesKilledAttempt: boolean }[];
+  /** Worker processes that exited without being killed on purpose (a crash): must be none. */
+  readonly unexpectedExits: readonly { pid: number; code: number | null; signal: string | null; lastOutput: string }[];
 }
 
 export const ACCEPTED_OUTCOMES = new Set(['completed', 'IdempotencyOrphanedClaim', 'IdempotencyClaimBusy', 'IdempotencyStoreUnavailable']);
@@ -23,6 +25,9 @@ export function problemsIn(report: ChaosReport): string[] {
   for (const { key, actions } of report.keysActedTwice) problems.push(`key ${key} was acted on ${actions} times`);
   for (const [outcome, count] of Object.entries(report.outcomes)) {
     if (!ACCEPTED_OUTCOMES.has(outcome)) problems.push(`${count} workflow(s) ended with ${outcome}, not a named refusal`);
+  }
+  for (const exit of report.unexpectedExits) {
+    problems.push(`worker ${exit.pid} exited on its own (code ${exit.code}, signal ${exit.signal}):\n${exit.lastOutput}`);
   }
   for (const claim of report.openClaims) {
     if (!claim.matchesKilledAttempt) problems.push(`claim ${claim.key} (${claim.state}, ${claim.claimedBy}) matches no killed attempt`);
@@ -37,6 +42,7 @@ export function printReport(report: ChaosReport, log: (line: string) => void): v
     ` (${report.vendorReplays} repeats answered from the vendor's own idempotency store)`);
   for (const { key, actions } of report.keysActedTwice) log(`  ${key}: ${actions} actions`);
   log(`Workflows: ${Object.entries(report.outcomes).map(([outcome, count]) => `${outcome} ${count}`).join(', ')}`);
+  log(`Worker processes that exited on their own: ${report.unexpectedExits.length}`);
   const matched = report.openClaims.filter((claim) => claim.matchesKilledAttempt).length;
   log(`Claims without an outcome: ${report.openClaims.length}, of which ${matched} held by a killed attempt`);
   for (const claim of report.openClaims.filter((c) => !c.matchesKilledAttempt)) log(`  unmatched: ${claim.key} ${claim.state} ${claim.claimedBy}`);

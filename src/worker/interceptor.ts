@@ -18,6 +18,7 @@ import { waitForOwner } from './owner-wait.js';
 import { claimBusy, invalidKeyInput, keyReuse, misconfigured, orphanedClaim, resultUndecodable, storeUnavailable } from './refusals.js';
 import type { ResultCodec } from './result-codec.js';
 import { CallSettlement } from './call-settlement.js';
+import { CRON_SCHEDULE_HEADER } from '../call-headers.js';
 
 /** What an attempt does next with its key, once it knows who holds the claim. */
 type Step =
@@ -64,6 +65,7 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
 
   private async claimAndRun(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
     const { request, resumed } = this.callIdentity(input);
+    if (!resumed && input.headers[CRON_SCHEDULE_HEADER]) warnOfMergedCronRunsOnce(this.context, this.settings);
     if (resumed) {
       this.context.log.info('Idempotency: resumed after an operator decision; the refused call\'s key decides', {
         idempotencyKey: request.key,
@@ -236,6 +238,21 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
 
 /** The name of the SDK's own inbound interceptors; kept for code written against 0.1. */
 export { IdempotentActivityInboundInterceptor as IdempotentActivityInbound };
+
+const warnedCronTypes = new Set<string>();
+
+/** Workflow scope keys on the workflow id, which every run of a cron workflow shares. */
+function warnOfMergedCronRunsOnce(context: Context, settings: ResolvedActivitySettings): void {
+  const { workflowType, activityType } = context.info;
+  if (settings.scope !== 'workflow' || settings.key || warnedCronTypes.has(`${workflowType}/${activityType}`)) return;
+  warnedCronTypes.add(`${workflowType}/${activityType}`);
+  context.log.warn(
+    `Idempotency: cron workflow ${workflowType} calls ${activityType} on workflow scope, which keys on the workflow id: ` +
+      `every run of the schedule shares one key, so only the first run's call goes out and later runs get its result. ` +
+      `Use scope 'run' for ${activityType}, or a key() that includes what makes each run's call its own.`,
+    { workflowType, activityType },
+  );
+}
 
 /** The error an activity cancelled before it started should end with. */
 function cancellationError(context: Context): unknown {

@@ -15,7 +15,7 @@ const RENEWALS_PER_LEASE = 3;
 
 interface Held {
   readonly claim: HeldClaim;
-  /** Called once when a renewal shows the claim is no longer this attempt's. */
+  /** Called once, when a renewal shows the claim is no longer this attempt's. */
   readonly lost: () => void;
 }
 
@@ -57,7 +57,9 @@ export class LeaseKeeper {
     try {
       const renewed = new Set(await this.store.renewLeases(sent.map((held) => held.claim), this.leaseMs));
       for (const held of sent) {
-        if (!renewed.has(held.claim.token) && this.held.get(held.claim.token) === held) held.lost();
+        if (renewed.has(held.claim.token) || this.held.get(held.claim.token) !== held) continue;
+        this.held.delete(held.claim.token); // lost for good: a token never comes back
+        held.lost();
       }
     } catch (error) {
       this.onRenewalError(error);

@@ -19,7 +19,7 @@ import type { IdempotencyConfigError } from './errors.js';
 import type { Claim, ClaimRequest } from '../store/index.js';
 
 /** The refused attempt, as much of it as a refusal names. */
-type Refused = Pick<ClaimRequest, 'attempt' | 'activityType'>;
+type Refused = Pick<ClaimRequest, 'attempt' | 'activityType' | 'workflowId' | 'runId'>;
 
 /** `details[0]` of every refusal. Times are ISO-8601 strings, from the database's clock. */
 export interface RefusalDetails {
@@ -37,6 +37,9 @@ export interface RefusalDetails {
   readonly reason: string;
   /** The attempt that was refused. */
   readonly refusedAttempt: number;
+  /** The workflow whose attempt was refused: another than `workflowId` when a custom key is shared. */
+  readonly refusedWorkflowId: string | null;
+  readonly refusedRunId: string | null;
 }
 
 export function orphanedClaim(claim: Claim, refused: Refused, cause?: unknown): ApplicationFailure {
@@ -112,7 +115,9 @@ export function storeUnavailable(request: ClaimRequest, cause: unknown): Applica
         claimedBy: null,
         reason: 'store-unavailable',
         refusedAttempt: request.attempt,
-      },
+        refusedWorkflowId: request.workflowId,
+        refusedRunId: request.runId,
+      } satisfies RefusalDetails,
     ],
     cause: cause instanceof Error ? cause : undefined,
   });
@@ -159,5 +164,7 @@ function detailsOf(claim: Claim, refused: Refused, reason: string): RefusalDetai
     claimedBy: claim.claimedBy,
     reason,
     refusedAttempt: refused.attempt,
+    refusedWorkflowId: refused.workflowId,
+    refusedRunId: refused.runId,
   };
 }

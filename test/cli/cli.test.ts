@@ -93,8 +93,10 @@ describe('temporal-idempotency CLI', () => {
     const dry = await cli('prune', '--older-than', '7d', '--dry-run', '--json');
     expect(JSON.parse(dry.stdout).would_prune).toBeGreaterThanOrEqual(1);
     expect(await stateOf(keys.done)).toBe('completed');
-    const run = await cli('prune', '--older-than', '7d', '--json');
+    const run = await cli('prune', '--older-than', '7d');
     expect(run.code).toBe(EXIT.ok);
+    // What goes is printed before it goes: how many, from when to when, of which activity types.
+    expect(run.stdout).toMatch(/^pruning\s+\d+\nhorizon\s+7d\noldest_finished_at\s+\S+\nnewest_finished_at\s+\S+\nby_activity_type\s+\{.*"chargeCard":\d+.*\}\npruned\s+\d+/m);
     expect(await stateOf(keys.done)).toBeNull();
     expect(await stateOf(keys.unknown)).toBe('unknown');
     expect(await stateOf(keys.live)).toBe('claimed');
@@ -118,6 +120,8 @@ describe('temporal-idempotency CLI', () => {
       ['an unknown command', ['frobnicate'], EXIT.usage, /Unknown command "frobnicate"/],
       ['an unknown flag', ['list', '--colour'], EXIT.usage, /Unknown option '--colour'/],
       ['a bad duration', ['prune', '--older-than', 'soon'], EXIT.usage, /--older-than "soon" is not a duration/],
+      ['a duration without a unit', ['prune', '--older-than', '7'], EXIT.usage, /--older-than "7" is not a duration with a unit/],
+      ['a prune horizon under an hour', ['prune', '--older-than', '30m'], EXIT.usage, /under an hour.*--allow-short.*Nothing was deleted/],
       ['prune without --older-than', ['prune'], EXIT.usage, /prune needs --older-than/],
       ['a bad state filter', ['list', '--state', 'done'], EXIT.usage, /--state "done" is not one of/],
       ['a bad limit', ['list', '--limit', '0'], EXIT.usage, /--limit "0" is not a positive integer/],
@@ -149,6 +153,7 @@ describe('temporal-idempotency CLI', () => {
         const run = await cli(...args);
         expect(run.code).toBe(EXIT.conflict);
         expect(run.stderr).toMatch(/already completed/);
+        expect(run.stderr).toContain(`temporal-idempotency resume ${done}`);
       }
       const claim = await schema.store.get(done);
       expect(defaultPayloadConverter.fromPayload(claim!.result!)).toEqual({ id: 'ch_9' });
@@ -164,6 +169,21 @@ describe('temporal-idempotency CLI', () => {
       }
       expect((await cli('release', live, '--force')).code).toBe(EXIT.ok);
       expect(await stateOf(live)).toBeNull();
+    });
+
+    it('releasing or resolving a lapsed claim before its attempt\'s deadline, without --force', async () => {
+      const paused = await schema.store.begin(request({ deadlineMs: 120_000 }), 1_000);
+      await schema.pool.query(`UPDATE "${schema.name}".claims SET lease_expires_at = now() - interval '1 second' WHERE key = $1`, [
+        paused.claim.key,
+      ]);
+      for (const args of [['release', paused.claim.key], ['resolve', paused.claim.key, '--result', '1']]) {
+        const run = await cli(...args);
+        expect(run.code).toBe(EXIT.conflict);
+        expect(run.stderr).toMatch(/lease lapsed, but that attempt may run until .*a paused or cut-off worker may still be calling/);
+        expect(await stateOf(paused.claim.key)).toBe('claimed');
+      }
+      expect((await cli('release', paused.claim.key, '--force')).code).toBe(EXIT.ok);
+      expect(await stateOf(paused.claim.key)).toBeNull();
     });
 
     it('a hostile schema name, refused before any SQL is sent', async () => {

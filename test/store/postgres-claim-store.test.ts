@@ -93,6 +93,19 @@ describe('PostgresClaimStore', () => {
   });
 });
 
+describe('takeover of an orphaned claim', () => {
+  it('gives the claim the taker\'s identity and deadline, never a mix of two attempts', async () => {
+    const orphanRequest = request({ workflowId: 'wf-orphan', runId: 'run-orphan', activityId: '7' });
+    const { claim: orphan } = await schema.store.begin(orphanRequest, 60_000);
+    await schema.store.markUnknown(orphan.key, orphan.token, 'timeout after send');
+    const taker = { ...orphanRequest, workflowId: 'wf-taker', runId: 'run-taker', activityId: '3', attempt: 2, claimedBy: 'taker/2', deadlineMs: 90_000 };
+    const taken = await schema.store.takeOver({ ...orphan, state: 'unknown' }, taker, 60_000);
+    expect(taken).toMatchObject({ state: 'claimed', workflowId: 'wf-taker', runId: 'run-taker', activityId: '3', attempt: 2, claimedBy: 'taker/2' });
+    expect(taken!.deadlineAt!.getTime() - taken!.claimedAt.getTime()).toBeCloseTo(90_000, -2);
+    expect(await schema.store.get(orphan.key)).toMatchObject({ workflowId: 'wf-taker', runId: 'run-taker', activityId: '3' });
+  });
+});
+
 describe('leases and waiting', () => {
   it('judges an owner dead once its lease lapses, by the database clock', async () => {
     const claim = request();

@@ -1,6 +1,6 @@
 /**
- * A TCP proxy in front of Postgres that a test can cut, to take one process's
- * database connection away while the process itself stays alive.
+ * A TCP proxy in front of Postgres that a test can cut, reset or stall, to take
+ * one process's database connections away while the process itself stays alive.
  */
 import { createServer, connect } from 'node:net';
 import type { Server, Socket } from 'node:net';
@@ -10,6 +10,7 @@ export class TcpProxy {
   private readonly sockets = new Set<Socket>();
   private server: Server | undefined;
   private severed = false;
+  private stalled = false;
 
   constructor(
     private readonly targetHost: string,
@@ -20,12 +21,16 @@ export class TcpProxy {
     this.server = createServer((client) => {
       if (this.severed) return void client.destroy();
       const upstream = connect(this.targetPort, this.targetHost);
-      for (const socket of [client, upstream]) {
-        this.sockets.add(socket);
-        socket.on('close', () => this.sockets.delete(socket));
-        socket.on('error', () => undefined);
+      for (const [from, to] of [
+        [client, upstream],
+        [upstream, client],
+      ] as const) {
+        this.sockets.add(from);
+        from.on('close', () => this.sockets.delete(from));
+        from.on('error', () => undefined);
+        // Bytes that arrive while stalled are dropped, as on a half-open connection after a failover.
+        from.on('data', (chunk: Buffer) => void (this.stalled || to.write(chunk)));
       }
-      client.pipe(upstream).pipe(client);
       client.on('close', () => upstream.destroy());
       upstream.on('close', () => client.destroy());
     });
@@ -36,7 +41,21 @@ export class TcpProxy {
   /** Drops every connection through the proxy and refuses new ones. */
   cut(): void {
     this.severed = true;
+    this.dropConnections();
+  }
+
+  /** Drops every connection, as a Postgres restart does; new ones are accepted. */
+  dropConnections(): void {
     for (const socket of this.sockets) socket.destroy();
+  }
+
+  /** Keeps connections open but carries nothing, in either direction, until `flow()`. */
+  stall(): void {
+    this.stalled = true;
+  }
+
+  flow(): void {
+    this.stalled = false;
   }
 
   async stop(): Promise<void> {

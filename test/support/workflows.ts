@@ -1,5 +1,16 @@
 /** Workflows the tests run: the example's, plus small ones that call any activity. */
-import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  condition,
+  continueAsNew,
+  defineSignal,
+  isCancellation,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  sleep,
+  uuid4,
+} from '@temporalio/workflow';
 import { resumable } from '../../src/workflow/index.js';
 
 export { orderWorkflow } from '../../workflows/index.js';
@@ -63,6 +74,44 @@ export async function fanOut(input: { activity: string; count: number; startToCl
 /** `callActivity`, but a refusal as orphaned waits for an operator's decision instead of failing. */
 export async function resumableCallActivity(input: CallActivityInput): Promise<unknown[]> {
   return resumable(() => callActivity(input));
+}
+
+/** `resumable()` around a call whose arguments are rebuilt each time: a fresh request id, as many workflows do. */
+export async function resumableFreshRequest(input: CallActivityInput): Promise<unknown[]> {
+  return resumable(() => callActivity({ ...input, args: [...input.args, { requestId: uuid4() }] }));
+}
+
+/** Two `resumable()` calls of one action at once (one key), as `Promise.all` of identical calls gives. */
+export async function resumableTwice(input: CallActivityInput): Promise<unknown[][]> {
+  return Promise.all([resumable(() => callActivity(input)), resumable(() => callActivity(input))]);
+}
+
+export const cancelWaitSignal = defineSignal('cancelWait');
+
+/**
+ * A `resumable()` wait that the test can cancel (signal `cancelWait`) while the workflow lives on,
+ * so the pending query and current details can be read after the cancellation.
+ */
+export async function cancellableResumable(input: CallActivityInput): Promise<string> {
+  const scope = new CancellationScope();
+  setHandler(cancelWaitSignal, () => scope.cancel());
+  try {
+    await scope.run(() => resumable(() => callActivity(input)));
+    return 'completed';
+  } catch (error) {
+    if (!isCancellation(error)) throw error;
+    await condition(() => false, '1 hour');
+    return 'cancelled';
+  }
+}
+
+/** Sleeps, continuing as new once first: the pending query must answer in every run, before any call. */
+export async function idleThenContinue(input: { continued?: boolean }): Promise<void> {
+  if (!input.continued) {
+    await sleep(500);
+    await continueAsNew<typeof idleThenContinue>({ continued: true });
+  }
+  await sleep(3_600_000);
 }
 
 export { chaosBatchWorkflow } from '../../scripts/chaos/workflows.js';

@@ -5,7 +5,6 @@
 import { describe, expect, it } from 'vitest';
 import { Context } from '@temporalio/activity';
 import { CompleteAsyncError } from '@temporalio/common';
-import type { Payload, PayloadCodec } from '@temporalio/common';
 import type { ActivityFunction } from '@temporalio/common';
 import {
   IdempotencyConfigError,
@@ -21,6 +20,7 @@ import { useVendor } from '../support/example-workers.js';
 import { useTestSchema } from '../support/schema.js';
 import { activityFailures, uniqueName, useTemporal } from '../support/temporal.js';
 import { activityFailureOf } from '../support/failures.js';
+import { XorCodec } from '../support/codecs.js';
 import type { CallActivityInput } from '../support/workflows.js';
 
 const schema = useTestSchema(import.meta.filename);
@@ -280,21 +280,3 @@ describe('configuration', () => {
 });
 
 /** A stand-in for an encrypting codec: the stored bytes are not the plaintext. */
-class XorCodec implements PayloadCodec {
-  async encode(payloads: Payload[]): Promise<Payload[]> {
-    return payloads.map((payload) => ({
-      metadata: { ...payload.metadata, encoding: new TextEncoder().encode('binary/xor'), inner: payload.metadata!['encoding']! },
-      data: xor(payload.data ?? new Uint8Array()),
-    }));
-  }
-  async decode(payloads: Payload[]): Promise<Payload[]> {
-    return payloads.map(({ metadata, data }) => {
-      const { inner, ...rest } = metadata ?? {};
-      return { metadata: { ...rest, encoding: inner! }, data: xor(data ?? new Uint8Array()) };
-    });
-  }
-}
-
-function xor(bytes: Uint8Array): Uint8Array {
-  return bytes.map((byte) => byte ^ 0x5a);
-}

@@ -7,14 +7,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, inject, it } from 'vitest';
 import type { WorkflowHandle } from '@temporalio/client';
+import { Context } from '@temporalio/activity';
 import { OutcomeUnknownError, idempotencyInterceptors } from '../../src/index.js';
+import type { ClaimStore, IdempotencyOptions, RefusalDetails } from '../../src/index.js';
 import type { PendingRefusal } from '../../src/workflow/index.js';
-import { PENDING_REFUSALS_QUERY } from '../../src/operator-decision.js';
+import { OPERATOR_DECISION_SIGNAL, PENDING_REFUSALS_QUERY } from '../../src/operator-decision.js';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { CALL_ROUTE, createActivities } from '../../activities/index.js';
 import type { CallRequest } from '../../activities/index.js';
 import { useVendor } from '../support/example-workers.js';
 import { useTestSchema } from '../support/schema.js';
-import { uniqueName, useTemporal } from '../support/temporal.js';
+import { activityFailures, uniqueName, useTemporal } from '../support/temporal.js';
 import { runCli } from '../support/cli.js';
 
 const schema = useTestSchema(import.meta.filename);
@@ -47,17 +50,18 @@ async function currentDetails(handle: WorkflowHandle): Promise<string> {
  * workflow reports the refused call, lets `operator` decide it, and returns the workflow's result.
  */
 async function refuseThenResume(
-  activities: { placeCall: (request: CallRequest) => Promise<unknown> },
+  activities: Record<string, (...args: never[]) => Promise<unknown>>,
   call: CallRequest,
   operator: (pending: PendingRefusal, handle: WorkflowHandle) => Promise<void>,
+  setup: { options?: Omit<IdempotencyOptions, 'store'>; workflow?: string; local?: boolean } = {},
 ): Promise<unknown> {
   const taskQueue = uniqueName('tq');
-  const interceptors = { activity: idempotencyInterceptors({ store: schema.store }) };
+  const interceptors = { activity: idempotencyInterceptors({ store: schema.store, ...setup.options }) };
   return temporal.withWorker({ taskQueue, activities, interceptors }, async () => {
-    const handle = await temporal.client.workflow.start('resumableCallActivity', {
+    const handle = await temporal.client.workflow.start(setup.workflow ?? 'resumableCallActivity', {
       taskQueue,
       workflowId: uniqueName('wf'),
-      args: [{ activity: 'placeCall', args: [call] }],
+      args: [{ activity: 'placeCall', args: [call], local: setup.local }],
     });
     await operator(await waitingOn(handle), handle);
     return handle.result();
@@ -106,6 +110,228 @@ describe('a refused call, resumed by an operator', () => {
     expect(result).toEqual([{ id: callsTo(call)[0]!.id, status: 'done' }]);
   });
 });
+
+/** placeCall that reaches the vendor, then loses the answer once; it must never be called a second time. */
+function dropsTheLineOnce(): { placeCall: (request: CallRequest, ...rest: unknown[]) => Promise<unknown>; bodies: () => number } {
+  const example = createActivities({ vendorUrl: vendor.url });
+  let bodies = 0;
+  return {
+    bodies: () => bodies,
+    placeCall: async (request: CallRequest) => {
+      if (++bodies > 1) throw new Error('unreachable: after resolve the activity must not be called again');
+      await example.placeCall(request);
+      throw new OutcomeUnknownError('the line dropped before the vendor answered');
+    },
+  };
+}
+
+describe('the resumed call carries the refused call\'s key', () => {
+  it('under call scope, where the new call has a new activity id: resolve answers from the record', async () => {
+    const call: CallRequest = { to: uniqueName('+49'), message: 'call scope' };
+    const activity = dropsTheLineOnce();
+    const result = await refuseThenResume(
+      { placeCall: activity.placeCall },
+      call,
+      async (pending) => expect((await cli('resolve', pending.key, '--result', '{"id":"call_resolved"}')).code).toBe(0),
+      { options: { activities: { placeCall: { scope: 'call' } } } },
+    );
+    expect(result).toEqual([{ id: 'call_resolved' }]);
+    expect(callsTo(call)).toHaveLength(1);
+    expect(activity.bodies()).toBe(1);
+  });
+
+  it('when the closure rebuilds the arguments (a fresh request id): resolve answers from the record', async () => {
+    const call: CallRequest = { to: uniqueName('+49'), message: 'fresh request id' };
+    const activity = dropsTheLineOnce();
+    const result = await refuseThenResume(
+      { placeCall: activity.placeCall },
+      call,
+      async (pending) => expect((await cli('resolve', pending.key, '--result', '{"id":"fresh_resolved"}')).code).toBe(0),
+      { workflow: 'resumableFreshRequest' },
+    );
+    expect(result).toEqual([{ id: 'fresh_resolved' }]);
+    expect(activity.bodies()).toBe(1);
+  });
+
+  it('when the closure rebuilds the arguments: release runs it for real, once', async () => {
+    const call: CallRequest = { to: uniqueName('+49'), message: 'released' };
+    const example = createActivities({ vendorUrl: vendor.url });
+    let bodies = 0;
+    const activities = {
+      placeCall: async (request: CallRequest) => {
+        if (++bodies === 1) throw new OutcomeUnknownError('reset while connecting; unclear whether it arrived');
+        return example.placeCall(request);
+      },
+    };
+    const result = await refuseThenResume(activities, call, async (pending) => expect((await cli('release', pending.key)).code).toBe(0), {
+      workflow: 'resumableFreshRequest',
+    });
+    expect(callsTo(call)).toHaveLength(1);
+    expect(result).toEqual([{ id: callsTo(call)[0]!.id, status: 'done' }]);
+  });
+
+  it('a hand-made decision with nothing on record is refused again and waits again; the vendor is not called', async () => {
+    const call: CallRequest = { to: uniqueName('+49'), message: 'forged decision' };
+    const activity = dropsTheLineOnce();
+    const result = await refuseThenResume(
+      { placeCall: activity.placeCall },
+      call,
+      async (pending, handle) => {
+        await handle.signal(OPERATOR_DECISION_SIGNAL, { key: pending.key, decision: 'resolved' });
+        await sleep(1_500);
+        expect((await waitingOn(handle)).key).toBe(pending.key);
+        expect(activity.bodies()).toBe(1);
+        expect((await cli('resolve', pending.key, '--result', '{"id":"after_forgery"}')).code).toBe(0);
+      },
+      { options: { activities: { placeCall: { scope: 'call' } } } },
+    );
+    expect(result).toEqual([{ id: 'after_forgery' }]);
+    expect(callsTo(call)).toHaveLength(1);
+  });
+});
+
+describe('decisions reach every waiter', () => {
+  it('wakes two identical resumable() calls waiting on one key with one resolve', async () => {
+    const call: CallRequest = { to: uniqueName('+49'), message: 'twice' };
+    const activity = dropsTheLineOnce();
+    const result = await refuseThenResume(
+      { placeCall: activity.placeCall },
+      call,
+      async (pending, handle) => {
+        await until(async () => (await handle.query<PendingRefusal[]>(PENDING_REFUSALS_QUERY)).length === 1 && (await refusals(handle)) === 2);
+        expect((await cli('resolve', pending.key, '--result', '{"id":"both"}')).code).toBe(0);
+      },
+      { workflow: 'resumableTwice' },
+    );
+    expect(result).toEqual([[{ id: 'both' }], [{ id: 'both' }]]);
+    expect(activity.bodies()).toBe(1);
+  });
+
+  it('ignores a decision signal without a payload, and a correct one afterwards still works', async () => {
+    const call: CallRequest = { to: uniqueName('+49'), message: 'malformed' };
+    const activity = dropsTheLineOnce();
+    let workflow: WorkflowHandle | undefined;
+    const result = await refuseThenResume({ placeCall: activity.placeCall }, call, async (pending, handle) => {
+      workflow = handle;
+      await handle.signal(OPERATOR_DECISION_SIGNAL);
+      await handle.signal(OPERATOR_DECISION_SIGNAL, { key: 42, decision: 'maybe' });
+      expect((await cli('resolve', pending.key, '--result', '{"id":"after_malformed"}')).code).toBe(0);
+    });
+    expect(result).toEqual([{ id: 'after_malformed' }]);
+    const history = await workflow!.fetchHistory();
+    expect(history.events?.filter((event) => event.workflowTaskFailedEventAttributes != null)).toEqual([]);
+  });
+
+  it('signals every workflow refused on a shared custom key, each refusal naming its own workflow', async () => {
+    const taskQueue = uniqueName('tq');
+    const shared = uniqueName('refund');
+    const activity = dropsTheLineOnce();
+    const call: CallRequest = { to: uniqueName('+49'), message: 'shared key' };
+    const options = { activities: { placeCall: { key: () => shared } } };
+    const interceptors = { activity: idempotencyInterceptors({ store: schema.store, ...options }) };
+    await temporal.withWorker({ taskQueue, activities: { placeCall: activity.placeCall }, interceptors }, async () => {
+      const start = () =>
+        temporal.client.workflow.start('resumableCallActivity', { taskQueue, workflowId: uniqueName('wf'), args: [{ activity: 'placeCall', args: [call] }] });
+      const first = await start();
+      const pending = await waitingOn(first);
+      const second = await start();
+      await waitingOn(second);
+      const [refusal] = (await activityFailures(second)).map((failure) => failure.applicationFailureInfo);
+      const details = refusal?.details?.payloads?.[0] ? (defaultPayloadConverter.fromPayload(refusal.details.payloads[0] as never) as RefusalDetails) : undefined;
+      expect(details).toMatchObject({ workflowId: first.workflowId, refusedWorkflowId: second.workflowId });
+      const resolved = await cli('resolve', pending.key, '--result', '{"id":"for_both"}');
+      expect(resolved.code).toBe(0);
+      expect(resolved.stderr).toContain(`Signalled workflow ${first.workflowId}: resolved.`);
+      expect(resolved.stderr).toContain(`Signalled workflow ${second.workflowId}: resolved.`);
+      expect(await Promise.all([first.result(), second.result()])).toEqual([[{ id: 'for_both' }], [{ id: 'for_both' }]]);
+    });
+    expect(activity.bodies()).toBe(1);
+  });
+
+  it('lets `resume` continue a workflow whose refused key completed afterwards (its owner was only paused)', async () => {
+    const taskQueue = uniqueName('tq');
+    const paused = new Set<string>();
+    const store: ClaimStore = Object.assign(Object.create(schema.store) as ClaimStore, {
+      renewLeases: (claims: Parameters<ClaimStore['renewLeases']>[0], leaseMs: number) =>
+        schema.store.renewLeases(claims.filter((claim) => !paused.has(claim.token)), leaseMs),
+    });
+    let wake: (() => void) | undefined;
+    let bodies = 0;
+    const activities = {
+      placeCall: async () => {
+        bodies++;
+        const { rows } = await schema.pool.query<{ token: string }>(`SELECT token FROM "${schema.name}".claims WHERE workflow_id = $1`, [
+          Context.current().info.workflowExecution!.workflowId,
+        ]);
+        paused.add(rows[0]!.token); // a long GC pause: no renewals, the lease lapses, the attempt still runs
+        await new Promise<void>((resolve) => (wake = resolve));
+        return { id: 'placed_by_the_paused_owner' };
+      },
+    };
+    const interceptors = { activity: idempotencyInterceptors({ store, leaseMs: 1_500 }) };
+    const result = await temporal.withWorker({ taskQueue, activities, interceptors }, async () => {
+      const handle = await temporal.client.workflow.start('resumableCallActivity', {
+        taskQueue,
+        workflowId: uniqueName('wf'),
+        args: [{ activity: 'placeCall', args: [], startToCloseTimeoutMs: 2_500 }],
+      });
+      const pending = await waitingOn(handle); // attempt 2 found the lapsed lease and was refused
+      wake!(); // the paused owner finishes and records its result
+      await until(async () => (await schema.store.get(pending.key))?.state === 'completed');
+      const resolve = await cli('resolve', pending.key, '--result', '{}');
+      expect(resolve.code).toBe(4);
+      expect(resolve.stderr).toContain(`temporal-idempotency resume ${pending.key}`);
+      const resumed = await cli('resume', pending.key);
+      expect(resumed.code).toBe(0);
+      expect(resumed.stderr).toContain(`Signalled workflow ${handle.workflowId}: resolved.`);
+      return handle.result();
+    });
+    expect(result).toEqual([{ id: 'placed_by_the_paused_owner' }]);
+    expect(bodies).toBe(1);
+  });
+});
+
+describe('the pending query and current details', () => {
+  it('answer from the workflow\'s start, before any call, and after continue-as-new', async () => {
+    const taskQueue = uniqueName('tq');
+    await temporal.withWorker({ taskQueue, activities: {}, interceptors: { activity: idempotencyInterceptors({ store: schema.store }) } }, async () => {
+      const handle = await temporal.client.workflow.start('idleThenContinue', { taskQueue, workflowId: uniqueName('wf'), args: [{}] });
+      expect(await handle.query(PENDING_REFUSALS_QUERY)).toEqual([]);
+      await until(async () => (await handle.describe()).runId !== handle.firstExecutionRunId);
+      expect(await temporal.client.workflow.getHandle(handle.workflowId).query(PENDING_REFUSALS_QUERY)).toEqual([]);
+      await handle.terminate();
+    });
+  });
+
+  it('are cleared when the wait is cancelled', async () => {
+    const call: CallRequest = { to: uniqueName('+49'), message: 'cancelled wait' };
+    const activity = dropsTheLineOnce();
+    const taskQueue = uniqueName('tq');
+    const interceptors = { activity: idempotencyInterceptors({ store: schema.store }) };
+    await temporal.withWorker({ taskQueue, activities: { placeCall: activity.placeCall }, interceptors }, async () => {
+      const handle = await temporal.client.workflow.start('cancellableResumable', {
+        taskQueue,
+        workflowId: uniqueName('wf'),
+        args: [{ activity: 'placeCall', args: [call] }],
+      });
+      await waitingOn(handle);
+      await handle.signal('cancelWait');
+      await until(async () => (await handle.query<PendingRefusal[]>(PENDING_REFUSALS_QUERY)).length === 0);
+      expect(await currentDetails(handle)).toBe('');
+      await handle.terminate();
+    });
+  });
+});
+
+/** How many refusals (failed activity attempts) the workflow's history holds. */
+async function refusals(handle: WorkflowHandle): Promise<number> {
+  return (await activityFailures(handle)).filter((failure) => failure.applicationFailureInfo?.type === 'IdempotencyOrphanedClaim').length;
+}
+
+async function until(condition: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(100)) if (await condition()) return;
+  throw new Error('condition not met in time');
+}
 
 describe('metrics', () => {
   it('counts claims, replays and refusals by type, and times claims, on the runtime\'s meter', async () => {
