@@ -39,5 +39,6 @@ export function nextClaimRequest(): ClaimRequest {
     attempt: 1,
     claimedBy: `bench/${process.pid}`,
     deadlineMs: null,
+    aliases: [],
   };
 }

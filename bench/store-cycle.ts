@@ -8,6 +8,6 @@ export function storeCycle(pool: pg.Pool, schema: string): () => Promise<void> {
   return async () => {
     const begun = await store.begin(nextClaimRequest(), LEASE_MS);
     if (!begun.won) throw new Error(`a fresh random key was already claimed: ${begun.claim.key}`);
-    if (!(await store.complete(begun.claim.key, begun.claim.token, RESULT))) throw new Error('complete() found no claim');
+    if (!(await store.complete(begun.claim, RESULT))) throw new Error('complete() found no claim');
   };
 }

@@ -20,6 +20,11 @@ export const IdempotencyConfiguration = 'IdempotencyConfiguration';
  * Retryable: deploying the right codec heals it; the activity is not called meanwhile.
  */
 export const IdempotencyResultUndecodable = 'IdempotencyResultUndecodable';
+/**
+ * The record does not authenticate under the deployment's secret (forged, copied from another
+ * key, or edited by someone without the secret). Non-retryable: nothing was called or answered.
+ */
+export const IdempotencyRecordRejected = 'IdempotencyRecordRejected';
 
 export const IDEMPOTENCY_FAILURE_TYPES = [
   IdempotencyOrphanedClaim,
@@ -29,6 +34,7 @@ export const IDEMPOTENCY_FAILURE_TYPES = [
   IdempotencyKeyReuse,
   IdempotencyConfiguration,
   IdempotencyResultUndecodable,
+  IdempotencyRecordRejected,
 ] as const;
 
 export type IdempotencyFailureType = (typeof IDEMPOTENCY_FAILURE_TYPES)[number];

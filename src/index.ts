@@ -3,6 +3,7 @@
  * write at-most-once. Register `idempotencyInterceptors({ store })` on the
  * worker; claims live in Postgres (`PostgresClaimStore`, `migrate`).
  */
+export { IdempotencyError } from './errors.js';
 export {
   IDEMPOTENCY_FAILURE_TYPES,
   IdempotencyClaimBusy,
@@ -10,16 +11,18 @@ export {
   IdempotencyInvalidKeyInput,
   IdempotencyKeyReuse,
   IdempotencyOrphanedClaim,
+  IdempotencyRecordRejected,
   IdempotencyResultUndecodable,
   IdempotencyStoreUnavailable,
 } from './failure-types.js';
 export type { IdempotencyFailureType } from './failure-types.js';
 export { idempotencyInterceptors } from './worker/registration.js';
+export { IdempotencyPlugin, WORKFLOW_INTERCEPTORS_MODULE } from './worker/plugin.js';
 export { IdempotentActivityInbound, IdempotentActivityInboundInterceptor } from './worker/interceptor.js';
-export { AuditedActivityInbound, auditLedgerInterceptors } from './worker/audit-interceptor.js';
+export { AuditedActivityInbound, AuditedActivityInboundInterceptor, auditLedgerInterceptors } from './worker/audit-interceptor.js';
 export { IdempotencyContextError, idempotencyHeaders, idempotencyKey } from './worker/current-call.js';
 export { IdempotencyConfigError, NotSentError, OutcomeUnknownError } from './worker/errors.js';
-export type { ActivityIdempotencyOptions, IdempotencyOptions } from './worker/options.js';
+export type { ActivityIdempotencyOptions, ActivitySettings, AnyActivity, IdempotencyOptions } from './worker/options.js';
 export type { RefusalDetails } from './worker/refusals.js';
 export {
   ClaimChangeRefusedError,

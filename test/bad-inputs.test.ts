@@ -71,7 +71,7 @@ describe('key input that has no stable form: non-retryable IdempotencyInvalidKey
     ['a Map', () => [new Map([['a', 1]])], /args\[0\].*Map/],
     ['a class instance', () => [new Money(5)], /args\[0\].*Money.*plain object/],
     ['an invalid Date', () => [new Date('not a date')], /args\[0\].*invalid Date/],
-    ['a keyArgs that throws', () => { throw new TypeError('cannot read orderId'); }, /keyArgs\(\).*TypeError: cannot read orderId/],
+    ['a keyArgs that throws', () => { throw new TypeError('cannot read orderId'); }, /keyArgs\(\).*it threw TypeError(?!: cannot)/],
     ['undefined (a forgotten return)', () => undefined, /Refusing to run send: .*keyArgs\(\).*returned undefined/],
   ])('keyArgs giving %s', async (_, keyArgs, message) => {
     const before = externalCalls;
@@ -83,9 +83,9 @@ describe('key input that has no stable form: non-retryable IdempotencyInvalidKey
   });
 
   it.each<[string, () => unknown, RegExp]>([
-    ['an empty string', () => '', /key\(\).*returned "", not a non-empty string/],
-    ['a number', () => 42, /key\(\).*returned 42/],
-    ['an error', () => { throw new Error('no order id'); }, /key\(\).*threw Error: no order id/],
+    ['an empty string', () => '', /key\(\).*returned an empty string, not a non-empty string/],
+    ['a number', () => 42, /key\(\).*returned a value of type number/],
+    ['an error', () => { throw new Error('no order id'); }, /key\(\).*threw Error(?!: no order id)/],
   ])('a custom key function returning %s', async (_, key, message) => {
     const before = externalCalls;
     const failure = await activityFailureOf(run({ activities: { send: { key: key as () => string } } }, ['x']));
@@ -107,7 +107,7 @@ describe('a store that cannot take the claim: retryable IdempotencyStoreUnavaila
         url.username = 'idem_pw_test';
         return new PostgresClaimStore({ pool: poolFor(url.toString()), schema: schema.name });
       },
-      /password authentication failed for user "idem_pw_test"/,
+      /authentication failed \[28P01\]/,
     ],
     ['a schema never migrated', async () => new PostgresClaimStore({ pool: schema.pool, schema: 'never_migrated' }), /Schema "never_migrated" is at migration 0 .*run migrate\(\)/],
   ])('%s', async (_, makeStore, message) => {
@@ -117,6 +117,8 @@ describe('a store that cannot take the claim: retryable IdempotencyStoreUnavaila
     expect(failure.nonRetryable).toBeFalsy();
     expect(failure.message).toMatch(/Nothing was called; Temporal will retry/);
     expect(failure.message).toMatch(message);
+    // Database host and user names stay out of history: the worker's log has the whole error.
+    expect(failure.message).not.toMatch(/idem_pw_test|127\.0\.0\.1/);
     expect(externalCalls).toBe(before);
   });
 

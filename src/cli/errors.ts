@@ -1,4 +1,5 @@
 /** Errors the CLI turns into a message and a documented exit code. */
+import { IdempotencyError } from '../errors.js';
 
 export const EXIT = {
   ok: 0,
@@ -16,8 +17,9 @@ export const EXIT = {
   signalFailed: 6,
 } as const;
 
-export class CliError extends Error {
+export class CliError extends IdempotencyError {
   override readonly name = 'CliError';
+  readonly code = 'cli-usage';
   constructor(
     message: string,
     readonly exitCode: number,

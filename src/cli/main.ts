@@ -5,13 +5,14 @@
  */
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { defaultPayloadConverter } from '@temporalio/common';
 import { CLAIM_STATES, ClaimOperations, DEFAULT_SCHEMA, migrate } from '../store/index.js';
 import type { ListFilter } from '../store/index.js';
 import { parseDuration } from './duration.js';
 import { CliError, EXIT } from './errors.js';
 import { claimDetail, claimSummaryRow, printRecord, printRows, pruneRecord } from './output.js';
 import { tellWaiters } from './tell-waiters.js';
+import { loadWorkerConfig } from './worker-config.js';
+import type { LoadedWorkerConfig } from './worker-config.js';
 
 const HELP = `Usage: temporal-idempotency <command> [options]
 
@@ -20,8 +21,9 @@ Commands:
   list [--state S] [--workflow ID] [--activity TYPE] [--older-than 1h] [--limit N]
                                         claims, those without an outcome first (S: claimed, unknown, completed, open)
   show KEY                              one claim, with its recorded result and the workflows waiting on it
-  resolve KEY --result JSON [--force]   it happened: record JSON as its result; later attempts return it
-  release KEY [--force]                 it did not happen: delete the claim; the next attempt runs it
+  resolve KEY --result JSON [--force] [--reason TEXT]
+                                        it happened: record JSON as its result; later attempts return it
+  release KEY [--force] [--reason TEXT] it did not happen: delete the claim; the next attempt runs it
   resume KEY                            tell workflows waiting on KEY in resumable() to call again: for a key
                                         that completed after it was refused, or when a signal was lost
   prune --older-than 30d [--dry-run] [--allow-short]
@@ -37,6 +39,10 @@ Options:
                      before its attempt's deadline): only when you know that worker stopped
   --no-signal        after resolve, release or resume, do not signal the waiting workflows
   --workflow-id ID   signal this workflow too (beside the claim's own and every one refused on it)
+  --reason TEXT      why (resolve, release, prune): kept in the operator trail that \`show\` prints
+  --worker-config P  a module exporting the workers' { payloadConverter, payloadCodecs, secret, previousSecrets }:
+                     results are encoded and records signed as the workers do (default:
+                     $TEMPORAL_IDEMPOTENCY_WORKER_CONFIG; the secret alone: $TEMPORAL_IDEMPOTENCY_SECRET)
 
 Environment: DATABASE_URL or PGHOST/PGPORT/PGUSER/PGPASSWORD/PGDATABASE; TEMPORAL_ADDRESS (default
 localhost:7233) and TEMPORAL_NAMESPACE for the signal.
@@ -62,16 +68,25 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (extra.length > 0) throw new CliError(`Unexpected arguments: ${extra.join(' ')}. See --help.`, EXIT.usage);
 
   const schema = values.schema ?? process.env['IDEMPOTENCY_SCHEMA'] ?? DEFAULT_SCHEMA;
+  const config = await loadWorkerConfig(values['worker-config'] ?? process.env['TEMPORAL_IDEMPOTENCY_WORKER_CONFIG']);
   const pool = new pg.Pool({ connectionString: process.env['DATABASE_URL'], connectionTimeoutMillis: 5_000, max: 2 });
   pool.on('error', () => undefined);
   try {
-    return await run(command, key, values, new ClaimOperations(pool, schema), pool);
+    const operations = new ClaimOperations(pool, { schema, secret: config.secret, previousSecrets: config.previousSecrets });
+    return await run(command, key, values, operations, pool, config);
   } finally {
     await pool.end();
   }
 }
 
-async function run(command: string, key: string | undefined, values: Flags, operations: ClaimOperations, pool: pg.Pool): Promise<number> {
+async function run(
+  command: string,
+  key: string | undefined,
+  values: Flags,
+  operations: ClaimOperations,
+  pool: pg.Pool,
+  config: LoadedWorkerConfig,
+): Promise<number> {
   const json = values.json ?? false;
   switch (command) {
     case 'migrate': {
@@ -86,19 +101,26 @@ async function run(command: string, key: string | undefined, values: Flags, oper
     }
     case 'show': {
       const claim = await operations.show(requireKey(command, key));
-      printRecord({ ...claimDetail(claim), waiting_workflows: (await operations.waitersOf(claim.key, claim)).map((w) => w.workflowId) }, json);
+      printRecord(
+        {
+          ...(await claimDetail(claim, config.codec)),
+          waiting_workflows: (await operations.waitersOf(claim.key, claim)).map((waiter) => waiter.workflowId),
+          operator_actions: await operations.operatorActions(claim.key),
+        },
+        json,
+      );
       return EXIT.ok;
     }
     case 'resolve': {
       const claimKey = requireKey(command, key);
-      const result = defaultPayloadConverter.toPayload(parseResult(values.result));
-      const before = await operations.resolve(claimKey, result, { force: values.force ?? false });
-      printRecord(claimDetail(await operations.show(claimKey)), json);
+      const result = await config.codec.encode(parseResult(values.result));
+      const before = await operations.resolve(claimKey, result, { force: values.force ?? false, reason: values.reason });
+      printRecord(await claimDetail(await operations.show(claimKey), config.codec), json);
       return tellWaiters(operations, before, 'resolved', values);
     }
     case 'release': {
-      const before = await operations.release(requireKey(command, key), { force: values.force ?? false });
-      printRecord({ ...claimDetail(before), state: 'released' }, json);
+      const before = await operations.release(requireKey(command, key), { force: values.force ?? false, reason: values.reason });
+      printRecord({ ...(await claimDetail(before, config.codec)), state: 'released' }, json);
       return tellWaiters(operations, before, 'released', values);
     }
     case 'resume': {
@@ -151,7 +173,7 @@ async function prune(operations: ClaimOperations, values: Flags, json: boolean):
     return EXIT.ok;
   }
   if (!json) printRecord(pruneRecord(summary, olderThanMs, 'pruning'), false);
-  const pruned = await operations.prune(olderThanMs);
+  const pruned = await operations.prune(olderThanMs, { reason: values.reason });
   printRecord(json ? { ...pruneRecord(summary, olderThanMs, 'would_prune'), pruned } : { pruned }, json);
   return EXIT.ok;
 }
@@ -191,6 +213,8 @@ function parseCommandLine(argv: readonly string[]) {
         'dry-run': { type: 'boolean' },
         'allow-short': { type: 'boolean' },
         key: { type: 'string' },
+        reason: { type: 'string' },
+        'worker-config': { type: 'string' },
       },
     });
   } catch (error) {

@@ -1,6 +1,7 @@
 /** Output for people (aligned tables) and for scripts (`--json`). */
 import type { Claim, ClaimSummary, PruneSummary } from '../store/index.js';
-import { describeResult } from './result-text.js';
+import { describePayload } from './result-text.js';
+import type { ResultCodec } from '../worker/result-codec.js';
 import { durationText } from './duration.js';
 
 export type Row = Record<string, unknown>;
@@ -34,7 +35,7 @@ export function claimSummaryRow(claim: ClaimSummary | Claim): Row {
   };
 }
 
-export function claimDetail(claim: Claim): Row {
+export async function claimDetail(claim: Claim, codec: ResultCodec): Promise<Row> {
   return {
     ...claimSummaryRow(claim),
     namespace: claim.namespace,
@@ -43,8 +44,10 @@ export function claimDetail(claim: Claim): Row {
     lease_expires_at: claim.leaseExpiresAt,
     deadline_at: claim.deadlineAt,
     finished_at: claim.finishedAt,
+    record: claim.authenticity,
     outcome_note: claim.outcomeNote,
-    result: describeResult(claim.result),
+    outcome_detail: claim.outcomeDetail ? await describePayload(claim.outcomeDetail, codec) : null,
+    result: claim.result ? await describePayload(claim.result, codec) : null,
   };
 }
 

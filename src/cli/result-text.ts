@@ -1,16 +1,18 @@
-/** A recorded result as an operator reads it. */
-import { defaultPayloadConverter } from '@temporalio/common';
+/** A recorded payload (a result, a note) as an operator reads it. */
 import type { Payload } from '@temporalio/common';
+import type { ResultCodec } from '../worker/result-codec.js';
 
-/** Decoded with the default converter when it can be (not when a codec encrypted it); bytes as base64. */
-export function describeResult(payload: Payload | null): unknown {
-  if (!payload) return null;
+/**
+ * Decoded with the workers' converter and codecs (from --worker-config) when they can; bytes as
+ * base64; otherwise a placeholder naming the encoding, never the raw bytes.
+ */
+export async function describePayload(payload: Payload, codec: ResultCodec): Promise<unknown> {
   let value: unknown;
   try {
-    value = defaultPayloadConverter.fromPayload(payload);
+    value = await codec.decode(payload);
   } catch {
     const encoding = payload.metadata?.['encoding'];
-    return `<${encoding ? Buffer.from(encoding).toString() : 'unknown'} payload: decode it with the worker's codec>`;
+    return `<${encoding ? Buffer.from(encoding).toString() : 'unknown'} payload: give --worker-config the workers' codecs to read it>`;
   }
   if (value instanceof Uint8Array) return { bytes_base64: Buffer.from(value).toString('base64') };
   return value === undefined ? '(undefined)' : value;

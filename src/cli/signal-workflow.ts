@@ -4,37 +4,40 @@ import { OPERATOR_DECISION_SIGNAL } from '../operator-decision.js';
 import type { OperatorDecision } from '../operator-decision.js';
 import type { Waiter } from '../store/index.js';
 
-export interface SignalOutcome {
-  readonly waiter: Waiter;
-  /** Null when the signal was delivered. */
-  readonly error: string | null;
-}
+export type SignalOutcome =
+  | { readonly waiter: Waiter; readonly delivered: true }
+  /** The workflow is closed (or gone): nothing waits there any more. */
+  | { readonly waiter: Waiter; readonly delivered: false; readonly closed: true; readonly error: string }
+  /** Not delivered, for a reason an operator must look at (Temporal unreachable, a wrong namespace, no permission). */
+  | { readonly waiter: Waiter; readonly delivered: false; readonly closed: false; readonly error: string };
 
-/** Signals each waiter (its latest run), one connection for all; never throws for one waiter's failure. */
+/** Signals each waiter (its latest run) in the namespace recorded for it; never throws for one waiter's failure. */
 export async function signalDecision(waiters: readonly Waiter[], decision: OperatorDecision): Promise<SignalOutcome[]> {
   if (waiters.length === 0) return [];
+  const address = process.env['TEMPORAL_ADDRESS'] ?? 'localhost:7233';
   let temporal: typeof import('@temporalio/client');
   let connection: Connection;
   try {
     temporal = await loadClient();
   } catch (error) {
-    return waiters.map((waiter) => ({ waiter, error: (error as Error).message }));
+    return waiters.map((waiter) => ({ waiter, delivered: false, closed: false, error: (error as Error).message }));
   }
   try {
-    connection = await temporal.Connection.connect({ address: process.env['TEMPORAL_ADDRESS'] ?? 'localhost:7233', connectTimeout: 5_000 });
+    connection = await temporal.Connection.connect({ address, connectTimeout: 5_000 });
   } catch (error) {
-    const text = `cannot connect to Temporal at ${process.env['TEMPORAL_ADDRESS'] ?? 'localhost:7233'}: ${(error as Error).message}`;
-    return waiters.map((waiter) => ({ waiter, error: text }));
+    const text = `cannot connect to Temporal at ${address}: ${(error as Error).message}`;
+    return waiters.map((waiter) => ({ waiter, delivered: false, closed: false, error: text }));
   }
   try {
     const outcomes: SignalOutcome[] = [];
     for (const waiter of waiters) {
-      const client = new temporal.Client({ connection, namespace: process.env['TEMPORAL_NAMESPACE'] ?? waiter.namespace });
+      const client = new temporal.Client({ connection, namespace: waiter.namespace });
       try {
         await client.workflow.getHandle(waiter.workflowId).signal(OPERATOR_DECISION_SIGNAL, decision);
-        outcomes.push({ waiter, error: null });
+        outcomes.push({ waiter, delivered: true });
       } catch (error) {
-        outcomes.push({ waiter, error: (error as Error).message });
+        const closed = error instanceof temporal.WorkflowNotFoundError;
+        outcomes.push({ waiter, delivered: false, closed, error: (error as Error).message });
       }
     }
     return outcomes;

@@ -9,8 +9,6 @@ import { signalDecision } from './signal-workflow.js';
 
 type ClaimIdentity = Pick<Claim, 'key'> & Partial<Pick<Claim, 'namespace' | 'workflowId' | 'runId' | 'activityType'>>;
 
-const NOT_RUNNING = /not found|already completed|workflow execution already|WorkflowNotFound/i;
-
 export async function tellWaiters(
   operations: ClaimOperations,
   claim: ClaimIdentity,
@@ -24,22 +22,27 @@ export async function tellWaiters(
   const waiters = await operations.waitersOf(claim.key, own);
   const extra = flags['workflow-id'];
   if (extra && !waiters.some((waiter) => waiter.workflowId === extra)) {
-    waiters.push({ key: claim.key, namespace: own?.namespace ?? 'default', workflowId: extra, runId: null, activityType: own?.activityType ?? 'unknown' });
+    // A workflow named by hand has no namespace on record: TEMPORAL_NAMESPACE, else the claim's.
+    const namespace = process.env['TEMPORAL_NAMESPACE'] ?? own?.namespace ?? 'default';
+    waiters.push({ key: claim.key, namespace, workflowId: extra, runId: null, activityType: own?.activityType ?? 'unknown' });
   }
+  if (waiters.length === 0) console.error(`No workflow is on record as waiting on ${claim.key}; nothing to signal.`);
   let failed = 0;
-  for (const { waiter, error } of await signalDecision(waiters, { key: claim.key, decision })) {
-    if (error === null) {
+  for (const outcome of await signalDecision(waiters, { key: claim.key, decision })) {
+    const { waiter } = outcome;
+    if (outcome.delivered) {
       console.error(`Signalled workflow ${waiter.workflowId}: ${decision}.`);
-      await operations.forgetWaiter(waiter);
-    } else if (NOT_RUNNING.test(error)) {
-      console.error(`Workflow ${waiter.workflowId} is not running (${error}); reset or start it again if it still needs this call.`);
+      await operations.markSignalled(waiter);
+    } else if (outcome.closed) {
+      console.error(`Workflow ${waiter.workflowId} is not running (${outcome.error}); reset or start it again if it still needs this call.`);
       await operations.forgetWaiter(waiter);
     } else {
       failed++;
       console.error(
-        `The claim is ${decision}, but signalling workflow ${waiter.workflowId} failed (${error}). If it waits in resumable(), ` +
-          `signal it yourself: temporal workflow signal --workflow-id ${waiter.workflowId} --name ${OPERATOR_DECISION_SIGNAL} ` +
-          `--input '${JSON.stringify({ key: claim.key, decision })}', or run \`temporal-idempotency resume ${claim.key}\` again.`,
+        `The claim is ${decision}, but signalling workflow ${waiter.workflowId} in namespace ${waiter.namespace} failed ` +
+          `(${outcome.error}). If it waits in resumable(), signal it yourself: temporal workflow signal --namespace ` +
+          `${waiter.namespace} --workflow-id ${waiter.workflowId} --name ${OPERATOR_DECISION_SIGNAL} --input ` +
+          `'${JSON.stringify({ key: claim.key, decision })}', or run \`temporal-idempotency resume ${claim.key}\` again.`,
       );
     }
   }

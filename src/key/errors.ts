@@ -1,6 +1,9 @@
+import { IdempotencyError } from '../errors.js';
+
 /** Raised when activity arguments have no stable, serializable form to derive a key from. */
-export class InvalidKeyInputError extends Error {
+export class InvalidKeyInputError extends IdempotencyError {
   override readonly name = 'InvalidKeyInputError';
+  readonly code = 'invalid-key-input';
 
   constructor(
     /** Where the bad value sits, e.g. `args[1].to`. */
@@ -10,4 +13,10 @@ export class InvalidKeyInputError extends Error {
   ) {
     super(`Cannot derive an idempotency key: ${path} is unsupported: ${reason}.`);
   }
+}
+
+/** Raised when the deployment secret given is unusable (too short, wrong type). */
+export class InvalidSecretError extends IdempotencyError {
+  override readonly name = 'InvalidSecretError';
+  readonly code = 'invalid-secret';
 }

@@ -3,6 +3,8 @@
  * start entry before the call and a finish entry after it.
  */
 
+import type { Payload } from '@temporalio/common';
+
 export type LedgerOutcome = 'completed' | 'failed' | 'outcome-unknown' | 'async';
 
 export interface LedgerCall {
@@ -17,9 +19,15 @@ export interface LedgerCall {
   readonly worker: string;
 }
 
+/** How a failed call ended: its error's class (safe to show), and its text through the worker's codec. */
+export interface LedgerError {
+  readonly errorClass: string;
+  readonly detail: Payload | null;
+}
+
 export interface AuditLedger {
   /** Appends, durably, that the call is about to go out. */
   recordStart(call: LedgerCall): Promise<void>;
   /** Appends how the call ended. */
-  recordFinish(call: LedgerCall, outcome: LedgerOutcome, errorMessage: string | null): Promise<void>;
+  recordFinish(call: LedgerCall, outcome: LedgerOutcome, error: LedgerError | null): Promise<void>;
 }

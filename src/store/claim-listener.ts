@@ -16,6 +16,8 @@ const RECONNECT_FIRST_MS = 250;
 const RECONNECT_MAX_MS = 5_000;
 /** Keep the connection this long after the last waiter leaves, so bursts of waits reuse it. */
 const IDLE_CLOSE_MS = 10_000;
+/** A waiter stops waiting for LISTEN after this and polls: a stalled connection must not hang it. */
+const LISTEN_WAIT_MS = 3_000;
 
 export interface KeyFollower {
   /** Resolves true on an announcement (or a reconnect, after which one may have been missed), false when `ms` pass first. */
@@ -50,7 +52,9 @@ export class ClaimListener {
     let wake: (() => void) | undefined;
     let missed = false; // an announcement that came while nobody was waiting for the next one
     const close = this.subscribe(key, () => (wake ? wake() : (missed = true)));
-    await this.ensureListening();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.ensureListening(), new Promise<void>((resolve) => (timer = setTimeout(resolve, LISTEN_WAIT_MS).unref()))]);
+    clearTimeout(timer);
     const changed = (timeoutMs: number) =>
       new Promise<boolean>((resolve) => {
         if (missed) {
@@ -70,7 +74,10 @@ export class ClaimListener {
     return { changed, close };
   }
 
-  /** Ends the connection for good (worker shutdown). Waiters left behind fall back to polling. */
+  /**
+   * Ends the connection (worker shutdown). Waiters left behind fall back to polling; a later
+   * `follow()` (another worker sharing the store) connects again.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.reconnectTimer);
@@ -79,6 +86,7 @@ export class ClaimListener {
   }
 
   private subscribe(key: string, wake: () => void): () => void {
+    this.stopped = false;
     clearTimeout(this.idleTimer);
     const forKey = this.waiters.get(key) ?? new Set();
     forKey.add(wake);
@@ -111,7 +119,8 @@ export class ClaimListener {
     this.client = client;
     try {
       await client.connect();
-      await client.query(`LISTEN "${this.channel}"`);
+      // Bounded: a connection that stalls here is dropped and tried again, never waited on for ever.
+      await client.query({ text: `LISTEN "${this.channel}"`, query_timeout: LISTEN_WAIT_MS } as pg.QueryConfig);
     } catch (error) {
       this.lost(client, error);
       return;

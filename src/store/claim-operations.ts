@@ -15,6 +15,9 @@ import { ClaimChangeRefusedError, ClaimNotFoundError, changeRefusal } from './op
 import { payloadToJson } from './payload-json.js';
 import { pgText } from './pg-text.js';
 import { inTransaction } from './transaction.js';
+import { RecordAuthentication } from './record-authentication.js';
+import type { TrustOptions } from './record-authentication.js';
+import { IdempotencyError } from '../errors.js';
 
 export const CLAIM_STATES = ['claimed', 'completed', 'unknown', 'open'] as const;
 
@@ -58,21 +61,56 @@ export interface LedgerEntry {
   readonly errorMessage: string | null;
 }
 
+export interface ClaimOperationsOptions extends TrustOptions {
+  /** Schema that `migrate()` created. Default `temporal_idempotency`. */
+  readonly schema?: string | undefined;
+}
+
+/** Why and how forcefully an operator changes a claim, for the operator trail. */
+export interface ChangeOptions {
+  readonly force: boolean;
+  readonly reason?: string | undefined;
+}
+
+/** One entry of the operator trail: who changed which claim, when, why, from what to what. */
+export interface OperatorAction {
+  readonly at: Date;
+  readonly databaseUser: string;
+  readonly action: string;
+  readonly key: string | null;
+  readonly reason: string | null;
+  readonly forced: boolean;
+  readonly before: unknown;
+  readonly after: unknown;
+}
+
+/** Raised when a record would be written unsigned into a deployment whose workers require signatures. */
+export class SecretRequiredError extends IdempotencyError {
+  override readonly name = 'SecretRequiredError';
+  readonly code = 'secret-required';
+}
+
 export class ClaimOperations {
+  readonly schema: string;
   private readonly claims: string;
   private readonly waiters: string;
   private readonly ledgerCalls: string;
+  private readonly operatorTrail: string;
   private readonly channel: string;
+  private readonly authentication: RecordAuthentication;
 
   constructor(
     private readonly pool: pg.Pool,
-    readonly schema: string = DEFAULT_SCHEMA,
+    options: ClaimOperationsOptions = {},
   ) {
-    const quoted = quoteIdentifier('schema', schema);
+    this.schema = options.schema ?? DEFAULT_SCHEMA;
+    const quoted = quoteIdentifier('schema', this.schema);
     this.claims = `${quoted}.claims`;
     this.waiters = `${quoted}.waiters`;
     this.ledgerCalls = `${quoted}.ledger_calls`;
-    this.channel = outcomeChannel(schema);
+    this.operatorTrail = `${quoted}.operator_actions`;
+    this.channel = outcomeChannel(this.schema);
+    this.authentication = new RecordAuthentication(options);
   }
 
   /** Claims without an outcome first (they are the ones that need a person), oldest first. */
@@ -96,28 +134,48 @@ LIMIT $5`,
   async show(key: string): Promise<Claim> {
     const { rows } = await this.pool.query<ClaimRow>(`SELECT ${CLAIM_READ} FROM ${this.claims} WHERE key = $1`, [key]);
     if (!rows[0]) throw new ClaimNotFoundError(key);
-    return toClaim(rows[0]);
+    return toClaim(rows[0], this.authentication);
   }
 
-  /** It happened, and this is what it returned: later attempts replay `result`. Returns the claim as it was. */
-  async resolve(key: string, result: Payload, options: { force: boolean }): Promise<Claim> {
-    return this.change(key, 'resolve', options.force, async (client, claim) => {
+  /**
+   * It happened, and this is what it returned (encoded as the workers encode results): later attempts
+   * replay `result`. Signed when the deployment signs its records. Returns the claim as it was.
+   */
+  async resolve(key: string, result: Payload, options: ChangeOptions): Promise<Claim> {
+    return this.change(key, 'resolve', options, async (client, claim) => {
+      const json = payloadToJson(result);
+      const mac = this.authentication.sign({ namespace: claim.namespace, key, fingerprint: claim.fingerprint, state: 'completed', result: json });
       const note = `resolved by an operator (was ${claim.state}${claim.outcomeNote ? `: ${claim.outcomeNote}` : ''})`;
       await client.query(
         `
 UPDATE ${this.claims}
-SET state = 'completed', result_payload = $2, finished_at = now(), outcome_note = $3
+SET state = 'completed', result_payload = $2, finished_at = now(), outcome_note = $3, record_mac = $4
 WHERE key = $1`,
-        [key, payloadToJson(result), pgText(note)],
+        [key, json, pgText(note), mac],
       );
+      return { state: 'completed' };
     });
   }
 
   /** It did not happen: delete the claim, so the next attempt runs the activity for real. Returns the claim as it was. */
-  async release(key: string, options: { force: boolean }): Promise<Claim> {
-    return this.change(key, 'release', options.force, async (client) => {
+  async release(key: string, options: ChangeOptions): Promise<Claim> {
+    return this.change(key, 'release', options, async (client) => {
       await client.query(`DELETE FROM ${this.claims} WHERE key = $1`, [key]);
+      return { state: 'released' };
     });
+  }
+
+  /** The operator trail of `key`, oldest first. */
+  async operatorActions(key: string): Promise<OperatorAction[]> {
+    const { rows } = await this.pool.query<OperatorAction>(
+      `
+SELECT at, database_user AS "databaseUser", action, key, reason, forced, before_state AS before, after_state AS after
+FROM ${this.operatorTrail}
+WHERE key = $1
+ORDER BY id`,
+      [key],
+    );
+    return rows;
   }
 
   /**
@@ -127,7 +185,7 @@ WHERE key = $1`,
   async outcomeFor(key: string): Promise<'resolved' | 'released'> {
     const { rows } = await this.pool.query<ClaimRow>(`SELECT ${CLAIM_READ} FROM ${this.claims} WHERE key = $1`, [key]);
     if (!rows[0]) return 'released';
-    const claim = toClaim(rows[0]);
+    const claim = toClaim(rows[0], this.authentication);
     if (claim.state === 'completed') return 'resolved';
     throw new ClaimChangeRefusedError(
       'no-outcome',
@@ -157,7 +215,15 @@ ORDER BY refused_at`,
     });
   }
 
-  /** Forgets a waiter once it has been told. */
+  /** Notes that a waiter was told of a decision; it stays, so `resume` reaches it again if it still waits. */
+  async markSignalled(waiter: Pick<Waiter, 'key' | 'namespace' | 'workflowId'>): Promise<void> {
+    await this.pool.query(
+      `UPDATE ${this.waiters} SET signalled_at = now() WHERE key = $1 AND namespace = $2 AND workflow_id = $3`,
+      [waiter.key, waiter.namespace, waiter.workflowId],
+    );
+  }
+
+  /** Forgets a waiter whose workflow is closed: nothing waits there any more. */
   async forgetWaiter(waiter: Pick<Waiter, 'key' | 'namespace' | 'workflowId'>): Promise<void> {
     await this.pool.query(`DELETE FROM ${this.waiters} WHERE key = $1 AND namespace = $2 AND workflow_id = $3`, [
       waiter.key,
@@ -166,13 +232,25 @@ ORDER BY refused_at`,
     ]);
   }
 
-  /** What `prune(olderThanMs)` would delete: completed claims finished before the cutoff, never an open one. */
+  /**
+   * SQL: no workflow may still need this record. A waiter that was never told of a decision (its
+   * signal failed), or told within the horizon, may still call again and must find the record.
+   */
+  private noWaiterNeeds(claims: string): string {
+    return `NOT EXISTS (
+  SELECT 1 FROM ${this.waiters} AS waiter
+  WHERE waiter.key = ${claims}.key
+    AND (waiter.signalled_at IS NULL OR waiter.signalled_at >= now() - $1::float8 * interval '1 millisecond'))`;
+  }
+
+  /** What `prune(olderThanMs)` would delete: completed claims finished before the cutoff that nobody may still need. */
   async pruneSummary(olderThanMs: number): Promise<PruneSummary> {
     const { rows } = await this.pool.query<{ activity_type: string; count: number; oldest: Date; newest: Date }>(
       `
 SELECT activity_type, count(*)::integer AS count, min(finished_at) AS oldest, max(finished_at) AS newest
-FROM ${this.claims}
+FROM ${this.claims} AS claims
 WHERE state = 'completed' AND finished_at < now() - $1::float8 * interval '1 millisecond'
+  AND ${this.noWaiterNeeds('claims')}
 GROUP BY activity_type
 ORDER BY activity_type`,
       [olderThanMs],
@@ -185,23 +263,35 @@ ORDER BY activity_type`,
     };
   }
 
-  /** Deletes completed claims finished before the cutoff (never one without an outcome); returns how many. */
-  async prune(olderThanMs: number): Promise<number> {
+  /**
+   * Deletes completed claims finished before the cutoff; never one without an outcome, nor one a
+   * waiting workflow may still need. Returns how many.
+   */
+  async prune(olderThanMs: number, options: { reason?: string | undefined } = {}): Promise<number> {
     return inTransaction(this.pool, async (client) => {
       const { rowCount } = await client.query(
         `
-DELETE FROM ${this.claims}
-WHERE state = 'completed' AND finished_at < now() - $1::float8 * interval '1 millisecond'`,
+DELETE FROM ${this.claims} AS claims
+WHERE state = 'completed' AND finished_at < now() - $1::float8 * interval '1 millisecond'
+  AND ${this.noWaiterNeeds('claims')}`,
         [olderThanMs],
       );
-      // Waiters of keys that no longer have a claim, refused before the cutoff, wait for nothing.
+      // Waiters told of a decision before the cutoff, whose key has no claim left, wait for nothing here.
       await client.query(
         `
 DELETE FROM ${this.waiters} AS waiter
-WHERE refused_at < now() - $1::float8 * interval '1 millisecond'
+WHERE signalled_at < now() - $1::float8 * interval '1 millisecond'
   AND NOT EXISTS (SELECT 1 FROM ${this.claims} AS claim WHERE claim.key = waiter.key)`,
         [olderThanMs],
       );
+      await this.recordAction(client, {
+        action: 'prune',
+        key: null,
+        reason: options.reason,
+        forced: false,
+        before: { olderThanMs },
+        after: { pruned: rowCount ?? 0 },
+      });
       return rowCount ?? 0;
     });
   }
@@ -220,22 +310,51 @@ LIMIT $3`,
     return rows;
   }
 
-  /** Locks the claim, checks the change is allowed, applies it, and wakes attempts waiting on it. */
+  /**
+   * Locks the claim, checks the change is allowed, applies it, records who did it and why, and wakes
+   * attempts waiting on it.
+   */
   private async change(
     key: string,
     action: 'resolve' | 'release',
-    force: boolean,
-    apply: (client: pg.PoolClient, claim: Claim) => Promise<void>,
+    options: ChangeOptions,
+    apply: (client: pg.PoolClient, claim: Claim) => Promise<{ state: string }>,
   ): Promise<Claim> {
     return inTransaction(this.pool, async (client) => {
       const { rows } = await client.query<ClaimRow>(`SELECT ${CLAIM_READ} FROM ${this.claims} WHERE key = $1 FOR UPDATE`, [key]);
       if (!rows[0]) throw new ClaimNotFoundError(key);
-      const claim = toClaim(rows[0]);
-      const refusal = changeRefusal(claim, action, force);
+      const claim = toClaim(rows[0], this.authentication);
+      const refusal = changeRefusal(claim, action, options.force);
       if (refusal) throw refusal;
-      await apply(client, claim);
+      if (action === 'resolve' && rows[0].record_mac !== null && !this.authentication.signs) {
+        throw new SecretRequiredError(
+          `Key ${key}'s record is signed: this deployment's workers sign their records and would refuse an unsigned ` +
+            `resolution. Give the CLI the same secret (TEMPORAL_IDEMPOTENCY_SECRET, or secret in --worker-config). Nothing was changed.`,
+        );
+      }
+      const after = await apply(client, claim);
+      await this.recordAction(client, {
+        action,
+        key,
+        reason: options.reason,
+        forced: options.force,
+        before: { state: claim.state, attempt: claim.attempt, claimedBy: claim.claimedBy, ownerAlive: claim.ownerAlive },
+        after,
+      });
       await client.query('SELECT pg_notify($1, $2)', [this.channel, key]);
       return claim;
     });
+  }
+
+  private async recordAction(
+    client: pg.PoolClient,
+    entry: { action: string; key: string | null; reason: string | undefined; forced: boolean; before: unknown; after: unknown },
+  ): Promise<void> {
+    await client.query(
+      `
+INSERT INTO ${this.operatorTrail} (action, key, reason, forced, before_state, after_state)
+VALUES ($1, $2, $3, $4, $5, $6)`,
+      [entry.action, entry.key, entry.reason === undefined ? null : pgText(entry.reason), entry.forced, entry.before, entry.after],
+    );
   }
 }

@@ -1,14 +1,16 @@
 /**
  * How a claim row is read: the explicit column list (never `*`, so a prepared
  * statement keeps its result type when a later migration adds a column) and
- * its mapping to a `Claim`.
+ * its mapping to a `Claim`, authenticated on the way.
  */
 import type { Claim, ClaimState } from './claim-store.js';
 import { payloadFromJson } from './payload-json.js';
 import type { PayloadJson } from './payload-json.js';
+import type { RecordAuthentication } from './record-authentication.js';
 
 export const CLAIM_COLUMNS = `key, state, token, fingerprint, namespace, activity_type, workflow_id, run_id, activity_id,
-  attempt, claimed_by, claimed_at, finished_at, result_payload, outcome_note, lease_expires_at, deadline_at`;
+  attempt, claimed_by, claimed_at, finished_at, result_payload, outcome_note, outcome_detail, lease_expires_at, deadline_at,
+  record_mac`;
 
 /** Whether the owner's lease holds, by the database's clock: the one definition every read uses. */
 export const OWNER_ALIVE = 'coalesce(lease_expires_at > now(), false)';
@@ -33,18 +35,21 @@ export interface ClaimRow {
   finished_at: Date | null;
   result_payload: PayloadJson | null;
   outcome_note: string | null;
+  outcome_detail: PayloadJson | null;
   lease_expires_at: Date | null;
   deadline_at: Date | null;
+  record_mac: string | null;
   owner_alive: boolean;
   read_at: Date;
 }
 
-export function toClaim(row: ClaimRow): Claim {
+export function toClaim(row: ClaimRow, authentication: RecordAuthentication): Claim {
   return {
     key: row.key,
     state: row.state,
     token: row.token,
     fingerprint: row.fingerprint,
+    aliases: [],
     namespace: row.namespace,
     activityType: row.activity_type,
     workflowId: row.workflow_id,
@@ -56,9 +61,14 @@ export function toClaim(row: ClaimRow): Claim {
     finishedAt: row.finished_at,
     result: row.result_payload ? payloadFromJson(row.result_payload) : null,
     outcomeNote: row.outcome_note,
+    outcomeDetail: row.outcome_detail ? payloadFromJson(row.outcome_detail) : null,
     leaseExpiresAt: row.lease_expires_at,
     ownerAlive: row.owner_alive,
     deadlineAt: row.deadline_at,
     readAt: row.read_at,
+    authenticity: authentication.check(
+      { namespace: row.namespace, key: row.key, fingerprint: row.fingerprint, state: row.state, result: row.result_payload },
+      row.record_mac,
+    ),
   };
 }

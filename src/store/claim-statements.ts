@@ -2,6 +2,10 @@
  * The claim store's hot-path SQL, in one place: the store sends these, and the
  * benchmark's baseline sends the very same text straight through `pg`.
  * `table` and `waiters` are already-quoted identifiers; every value is a `$n`.
+ *
+ * A claim is one row, or (while a deployment moves to a new key format) one row
+ * per key the action has, all with the claim's token: the settling statements
+ * act on `key = ANY($1) AND token = $2`, so they settle every row of the claim.
  */
 import { CLAIM_COLUMNS, CLAIM_READ } from './claim-row.js';
 
@@ -15,9 +19,14 @@ const DURABLE_COMMIT = `
   CASE WHEN current_setting('synchronous_commit') IN ('off', 'local') THEN 'on'
   ELSE current_setting('synchronous_commit') END, true)) AS durable`;
 
+const CLAIM_RETURNING = `RETURNING ${CLAIM_COLUMNS}, true AS owner_alive, now() AS read_at`;
+
 export interface ClaimStatements {
   readonly claim: string;
+  readonly claimWithAliases: string;
+  readonly undoClaim: string;
   readonly get: string;
+  readonly getFirst: string;
   readonly complete: string;
   readonly release: string;
   readonly markUnknown: string;
@@ -29,38 +38,69 @@ export interface ClaimStatements {
 
 export function claimStatements(table: string, waiters: string): ClaimStatements {
   return {
+    // $1 key, $2 token, $3 fingerprint, … $11 lease ms, $12 deadline ms, $13 record MAC, $14 key format.
     claim: `
 INSERT INTO ${table}
   (key, state, token, fingerprint, namespace, activity_type, workflow_id, run_id, activity_id, attempt, claimed_by,
-   lease_expires_at, deadline_at)
+   lease_expires_at, deadline_at, record_mac, key_format)
 SELECT $1::text, 'claimed', $2::uuid, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::integer, $10::text,
-  now() + $11::float8 * interval '1 millisecond', now() + $12::float8 * interval '1 millisecond'
+  now() + $11::float8 * interval '1 millisecond', now() + $12::float8 * interval '1 millisecond', $13::text, $14::smallint
 FROM ${DURABLE_COMMIT}
 ON CONFLICT (key) DO NOTHING
-RETURNING ${CLAIM_COLUMNS}, true AS owner_alive, now() AS read_at`,
+${CLAIM_RETURNING}`,
+
+    // The same, for every key of the action at once ($1, $3, $13, $14 are arrays, in the same order).
+    claimWithAliases: `
+INSERT INTO ${table}
+  (key, state, token, fingerprint, namespace, activity_type, workflow_id, run_id, activity_id, attempt, claimed_by,
+   lease_expires_at, deadline_at, record_mac, key_format)
+SELECT row.key, 'claimed', $2::uuid, row.fingerprint, $4::text, $5::text, $6::text, $7::text, $8::text, $9::integer,
+  $10::text, now() + $11::float8 * interval '1 millisecond', now() + $12::float8 * interval '1 millisecond', row.mac,
+  row.format
+FROM unnest($1::text[], $3::text[], $13::text[], $14::smallint[]) AS row (key, fingerprint, mac, format), ${DURABLE_COMMIT}
+ORDER BY row.key
+ON CONFLICT (key) DO NOTHING
+${CLAIM_RETURNING}`,
+
+    // Takes back the rows of a claim that did not win every key it needed.
+    undoClaim: `
+DELETE FROM ${table}
+WHERE key = ANY($1::text[]) AND token = $2 AND state = 'claimed'`,
 
     get: `
 SELECT ${CLAIM_READ}
 FROM ${table}
 WHERE key = $1`,
 
+    // The first of the keys, in the order given, that has a claim.
+    getFirst: `
+SELECT ${CLAIM_READ}
+FROM ${table}
+WHERE key = ANY($1::text[])
+ORDER BY array_position($1::text[], key)
+LIMIT 1`,
+
     // The settling statements return `awaited`, so the caller's NOTIFY runs only when someone waits.
+    // $1 keys, $2 token, $3 channel, $4 result, $5 MACs (in the order of $1).
     complete: settling(`
-UPDATE ${table}
-SET state = 'completed', result_payload = $4, finished_at = now()
-WHERE key = $1 AND token = $2 AND state = 'claimed'
-RETURNING key, awaited`),
+UPDATE ${table} AS claim
+SET state = 'completed', result_payload = $4, finished_at = now(), record_mac = signed.mac
+FROM unnest($1::text[], $5::text[]) AS signed (key, mac)
+WHERE claim.key = signed.key AND claim.token = $2 AND claim.state = 'claimed'
+RETURNING claim.key, claim.awaited`),
 
     release: settling(`
 DELETE FROM ${table}
-WHERE key = $1 AND token = $2 AND state = 'claimed'
+WHERE key = ANY($1::text[]) AND token = $2 AND state = 'claimed'
 RETURNING key, awaited`),
 
+    // $4 the note's safe summary, $5 MACs, $6 the full note as an encoded payload.
     markUnknown: settling(`
-UPDATE ${table}
-SET state = 'unknown', outcome_note = $4, finished_at = now()
-WHERE key = $1 AND token = $2 AND state = 'claimed'
-RETURNING key, awaited`),
+UPDATE ${table} AS claim
+SET state = 'unknown', outcome_note = $4, outcome_detail = $6, finished_at = now(), record_mac = signed.mac
+FROM unnest($1::text[], $5::text[]) AS signed (key, mac)
+WHERE claim.key = signed.key AND claim.token = $2 AND claim.state = 'claimed'
+RETURNING claim.key, claim.awaited`),
 
     renew: `
 UPDATE ${table} AS claim
@@ -80,11 +120,12 @@ RETURNING ${CLAIM_READ}`,
 UPDATE ${table}
 SET token = $3, state = 'claimed', attempt = $4, claimed_by = $5, claimed_at = now(),
   lease_expires_at = now() + $6::float8 * interval '1 millisecond', finished_at = NULL, outcome_note = NULL,
-  workflow_id = $7, run_id = $8, activity_id = $9, deadline_at = now() + $10::float8 * interval '1 millisecond'
+  outcome_detail = NULL, result_payload = NULL, workflow_id = $7, run_id = $8, activity_id = $9,
+  deadline_at = now() + $10::float8 * interval '1 millisecond', record_mac = $11
 FROM ${DURABLE_COMMIT}
 WHERE key = $1 AND token = $2
   AND (state = 'unknown' OR (state = 'claimed' AND coalesce(lease_expires_at <= now(), true)))
-RETURNING ${CLAIM_COLUMNS}, true AS owner_alive, now() AS read_at`,
+${CLAIM_RETURNING}`,
 
     addWaiter: `
 INSERT INTO ${waiters} (key, namespace, workflow_id, run_id, activity_type)

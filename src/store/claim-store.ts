@@ -2,15 +2,28 @@
  * What the interceptor needs from a claim store, independent of Postgres.
  */
 import type { Payload } from '@temporalio/common';
+import type { KeyFormat } from '../key/index.js';
 import type { AuditLedger } from './audit-ledger.js';
 
 export type ClaimState = 'claimed' | 'completed' | 'unknown';
+
+/** The same action's key under an earlier key format or secret, with its fingerprint in that format. */
+export interface KeyAlias {
+  readonly key: string;
+  readonly fingerprint: string;
+}
 
 /** Who claims a key, and for which action. Recorded with the claim for the people who read refusals. */
 export interface ClaimRequest {
   readonly key: string;
   /** Hash of the semantic arguments, to catch one key reused for a different action. */
   readonly fingerprint: string;
+  /**
+   * The action's keys under earlier formats (a deployment moving to a secret, or to a new one):
+   * claimed together with `key`, under one token, so a claim made before the move is found, and
+   * a worker still on the earlier format meets this claim.
+   */
+  readonly aliases: readonly KeyAlias[];
   readonly namespace: string;
   readonly activityType: string;
   readonly workflowId: string | null;
@@ -26,6 +39,13 @@ export interface ClaimRequest {
   readonly deadlineMs: number | null;
 }
 
+/**
+ * Whether a row's record authenticates: `verified` (its MAC checks under the deployment secret),
+ * `not-checked` (no secret configured, or an unsigned row from before one was, while that is
+ * accepted), `rejected` (a MAC that does not check, or none where one is required).
+ */
+export type Authenticity = 'verified' | 'not-checked' | 'rejected';
+
 export interface Claim extends Omit<ClaimRequest, 'deadlineMs'> {
   readonly state: ClaimState;
   /** Held only by the caller that inserted the claim; guards complete, release and markUnknown. */
@@ -34,8 +54,10 @@ export interface Claim extends Omit<ClaimRequest, 'deadlineMs'> {
   readonly finishedAt: Date | null;
   /** The recorded result, present exactly when the state is `completed`. */
   readonly result: Payload | null;
-  /** Why the outcome is unknown, when it is. */
+  /** Why the outcome is unknown, in words safe to show anywhere (no error text). */
   readonly outcomeNote: string | null;
+  /** The full note (error texts may carry user data), as a payload through the worker's codec. */
+  readonly outcomeDetail: Payload | null;
   /** Until when the owning worker's lease holds (database clock); null for claims without a lease. */
   readonly leaseExpiresAt: Date | null;
   /** Whether the lease held when the row was read, judged by the database's clock, never a worker's. */
@@ -44,6 +66,14 @@ export interface Claim extends Omit<ClaimRequest, 'deadlineMs'> {
   readonly deadlineAt: Date | null;
   /** The database's clock when the row was read, to time waits against the lease. */
   readonly readAt: Date;
+  /** Whether the row's record authenticates under the deployment secret. */
+  readonly authenticity: Authenticity;
+}
+
+/** Why an outcome is unknown: a summary safe to show anywhere, and the full text as an encoded payload. */
+export interface OutcomeNote {
+  readonly summary: string;
+  readonly detail: Payload | null;
 }
 
 /** A workflow that was refused on a key and may wait for an operator's decision on it. */
@@ -55,10 +85,13 @@ export interface Waiter {
   readonly activityType: string;
 }
 
-/** A claim this process holds and keeps alive. */
+/** A claim this process holds: its rows (the key and its aliases) share the token. */
 export interface HeldClaim {
   readonly key: string;
   readonly token: string;
+  readonly namespace: string;
+  readonly fingerprint: string;
+  readonly aliases: readonly KeyAlias[];
 }
 
 /** Follows one key while an earlier attempt still runs. */
@@ -75,13 +108,21 @@ export interface ClaimWatch {
 export type BeginResult =
   /** This caller inserted the claim and may run the activity. */
   | { readonly won: true; readonly claim: Claim }
-  /** Someone claimed the key before; the caller must not run the activity. */
+  /** Someone claimed the key (or one of its aliases) before; the caller must not run the activity. */
   | { readonly won: false; readonly claim: Claim };
 
+/** The key formats a store's deployment uses: keys are derived in `current`, and also in each of `previous`. */
+export interface KeyFormats {
+  readonly current: KeyFormat;
+  readonly previous: readonly KeyFormat[];
+}
+
 export interface ClaimStore {
+  /** How keys and fingerprints are hashed for this store's deployment; absent means format 1 only. */
+  readonly keyFormats?: KeyFormats;
   /**
-   * Inserts a claim, durably, with a lease of `leaseMs`, unless one exists for the key;
-   * returns whichever claim now holds it.
+   * Inserts a claim, durably, with a lease of `leaseMs`, unless one exists for the key or one of
+   * its aliases; returns whichever claim now holds it.
    */
   begin(request: ClaimRequest, leaseMs: number): Promise<BeginResult>;
   /**
@@ -92,11 +133,11 @@ export interface ClaimStore {
   /** Starts following a key whose claim is held by someone else. */
   watch(key: string): Promise<ClaimWatch>;
   /** Records the result of the caller's own claim. False when the claim is no longer the caller's to complete. */
-  complete(key: string, token: string, result: Payload): Promise<boolean>;
+  complete(claim: HeldClaim, result: Payload): Promise<boolean>;
   /** Deletes the caller's own claim: the action did not happen. */
-  release(key: string, token: string): Promise<boolean>;
+  release(claim: HeldClaim): Promise<boolean>;
   /** Marks the caller's own claim as having an unknown outcome; later attempts refuse. */
-  markUnknown(key: string, token: string, note: string): Promise<boolean>;
+  markUnknown(claim: HeldClaim, note: OutcomeNote): Promise<boolean>;
   /**
    * Takes over an orphaned claim (outcome `unknown`, or `claimed` by a dead owner) for `request`,
    * with a new token and the taker's identity, to re-run an action the vendor dedups. Null when
@@ -107,4 +148,6 @@ export interface ClaimStore {
   addWaiter(waiter: Waiter): Promise<void>;
   /** The audit ledger kept beside the claims, when this store has one. */
   auditLedger?(): AuditLedger;
+  /** Releases what the store holds of its own (connections it opened); the pool it was given stays open. */
+  close?(): Promise<void>;
 }

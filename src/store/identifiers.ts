@@ -2,11 +2,14 @@
  * Schema names go into SQL text, so they are validated against a strict pattern
  * and then quoted; values never go into SQL text at all (they are `$n` parameters).
  */
+import { IdempotencyError } from '../errors.js';
+
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
 const MAX_IDENTIFIER_BYTES = 63; // Postgres silently truncates longer names (NAMEDATALEN - 1).
 
-export class InvalidIdentifierError extends Error {
+export class InvalidIdentifierError extends IdempotencyError {
   override readonly name = 'InvalidIdentifierError';
+  readonly code = 'invalid-identifier';
   constructor(
     readonly what: string,
     readonly value: unknown,

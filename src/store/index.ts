@@ -1,5 +1,20 @@
 /** The claim store: the interface the interceptor needs, and its Postgres implementation. */
-export type { BeginResult, Claim, ClaimRequest, ClaimState, ClaimStore, ClaimWatch, HeldClaim, Waiter } from './claim-store.js';
+export type {
+  Authenticity,
+  BeginResult,
+  Claim,
+  ClaimRequest,
+  ClaimState,
+  ClaimStore,
+  ClaimWatch,
+  HeldClaim,
+  KeyAlias,
+  KeyFormats,
+  OutcomeNote,
+  Waiter,
+} from './claim-store.js';
+export { RecordAuthentication } from './record-authentication.js';
+export type { PreviousSecret, TrustOptions } from './record-authentication.js';
 export type { StoreLogger } from './store-logger.js';
 export { setDefaultStoreLogger } from './store-logger.js';
 export { DEFAULT_SCHEMA, InvalidIdentifierError, outcomeChannel } from './identifiers.js';
@@ -8,9 +23,17 @@ export { SchemaNotMigratedError, SchemaTooNewError } from './schema-version.js';
 export type { MigrateOptions, MigrateReport } from './migrate.js';
 export { PostgresClaimStore } from './postgres-claim-store.js';
 export type { PostgresClaimStoreOptions } from './postgres-claim-store.js';
-export type { AuditLedger, LedgerCall, LedgerOutcome } from './audit-ledger.js';
+export type { AuditLedger, LedgerCall, LedgerError, LedgerOutcome } from './audit-ledger.js';
 export { PostgresAuditLedger } from './postgres-audit-ledger.js';
-export { CLAIM_STATES, ClaimOperations } from './claim-operations.js';
-export type { ClaimSummary, LedgerEntry, ListFilter, PruneSummary } from './claim-operations.js';
+export { CLAIM_STATES, ClaimOperations, SecretRequiredError } from './claim-operations.js';
+export type {
+  ChangeOptions,
+  ClaimOperationsOptions,
+  ClaimSummary,
+  LedgerEntry,
+  ListFilter,
+  OperatorAction,
+  PruneSummary,
+} from './claim-operations.js';
 export { ClaimChangeRefusedError, ClaimNotFoundError } from './operator-errors.js';
 export type { ChangeRefusal } from './operator-errors.js';

@@ -1,8 +1,10 @@
 /** Why an operator's request about a claim was refused; the CLI maps each to an exit code. */
 import type { Claim } from './claim-store.js';
+import { IdempotencyError } from '../errors.js';
 
-export class ClaimNotFoundError extends Error {
+export class ClaimNotFoundError extends IdempotencyError {
   override readonly name = 'ClaimNotFoundError';
+  readonly code = 'claim-not-found';
   constructor(readonly key: string) {
     super(`No claim for key ${key}. \`temporal-idempotency list\` shows the claims there are.`);
   }
@@ -18,8 +20,9 @@ export type ChangeRefusal =
   /** `resume` needs an outcome on record (completed, or released); this claim has none yet. */
   | 'no-outcome';
 
-export class ClaimChangeRefusedError extends Error {
+export class ClaimChangeRefusedError extends IdempotencyError {
   override readonly name = 'ClaimChangeRefusedError';
+  readonly code = 'claim-change-refused';
   constructor(
     readonly reason: ChangeRefusal,
     readonly claim: Claim,

@@ -4,13 +4,15 @@
  */
 import type pg from 'pg';
 import { quoteIdentifier } from './identifiers.js';
+import { IdempotencyError } from '../errors.js';
 import { LATEST_MIGRATION } from './migrations/index.js';
 
 const UNDEFINED_TABLE = '42P01';
 
 /** Raised when the schema has not been migrated, so the fix is named instead of `relation does not exist`. */
-export class SchemaNotMigratedError extends Error {
+export class SchemaNotMigratedError extends IdempotencyError {
   override readonly name = 'SchemaNotMigratedError';
+  readonly code = 'schema-not-migrated';
   constructor(
     readonly schema: string,
     readonly databaseVersion: number,
@@ -22,8 +24,9 @@ export class SchemaNotMigratedError extends Error {
   }
 }
 
-export class SchemaTooNewError extends Error {
+export class SchemaTooNewError extends IdempotencyError {
   override readonly name = 'SchemaTooNewError';
+  readonly code = 'schema-too-new';
   constructor(
     readonly schema: string,
     readonly databaseVersion: number,

@@ -11,27 +11,38 @@ import { ApplicationFailure, CompleteAsyncError } from '@temporalio/common';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, ActivityInterceptorsFactory, Next } from '@temporalio/worker';
 import { IdempotencyConfiguration } from '../failure-types.js';
 import { errorText } from '../error-text.js';
-import type { AuditLedger, LedgerCall, LedgerOutcome } from '../store/index.js';
-import { currentCallOf } from './current-call.js';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { PayloadCodec, PayloadConverter } from '@temporalio/common';
+import type { AuditLedger, LedgerCall, LedgerError, LedgerOutcome } from '../store/index.js';
+import { errorClass } from './outcome-classification.js';
+import { NotSentError } from './errors.js';
+import { ResultCodec } from './result-codec.js';
+import { currentCallOf, isUnguarded } from './current-call.js';
 import type { CurrentCall } from './current-call.js';
 
-export class AuditedActivityInbound implements ActivityInboundCallsInterceptor {
+export class AuditedActivityInboundInterceptor implements ActivityInboundCallsInterceptor {
   constructor(
     private readonly context: Context,
     private readonly ledger: AuditLedger,
+    private readonly codec: ResultCodec,
   ) {}
 
   async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
+    // An activity configured as not a write (a read, a poll) makes no external write to record.
+    if (isUnguarded(this.context)) return next(input);
     const current = this.currentCall();
     const call = this.ledgerCall(current);
-    // If this append fails, the error tells the idempotency interceptor nothing went out, which is true.
-    await this.ledger.recordStart(call);
+    // If this append fails, nothing went out: say so in the one way the classification cannot misread,
+    // or a connection reset from the ledger's own database would look like the vendor call's.
+    await this.ledger.recordStart(call).catch((error: unknown) => {
+      throw new NotSentError('The audit ledger could not record the start of the call, so it was not made.', { cause: error });
+    });
     try {
       const result = await next(input);
       await this.finish(call, 'completed', null);
       return result;
     } catch (error) {
-      await this.finish(call, outcomeOf(error, current), errorText(error));
+      await this.finish(call, outcomeOf(error, current), await this.ledgerError(error));
       throw error;
     }
   }
@@ -66,9 +77,15 @@ export class AuditedActivityInbound implements ActivityInboundCallsInterceptor {
     };
   }
 
+  /** The error's text may carry user data (a URL with its api key): it is stored through the codec. */
+  private async ledgerError(error: unknown): Promise<LedgerError> {
+    const detail = await this.codec.encode({ error: errorText(error) }).catch(() => null);
+    return { errorClass: errorClass(error), detail };
+  }
+
   /** The call already happened: a failed finish entry must not turn into a failed activity. */
-  private async finish(call: LedgerCall, outcome: LedgerOutcome, errorMessage: string | null): Promise<void> {
-    await this.ledger.recordFinish(call, outcome, errorMessage).catch((error: unknown) =>
+  private async finish(call: LedgerCall, outcome: LedgerOutcome, error: LedgerError | null): Promise<void> {
+    await this.ledger.recordFinish(call, outcome, error).catch((error: unknown) =>
       this.context.log.error('Idempotency: could not append the ledger finish entry', { idempotencyKey: call.key, error }),
     );
   }
@@ -85,6 +102,15 @@ function outcomeOf(error: unknown, current: CurrentCall): LedgerOutcome {
  * `idempotencyInterceptors()` in `interceptors.activity`; `idempotencyInterceptors({ audit: true })`
  * does that for you.
  */
-export function auditLedgerInterceptors(options: { readonly ledger: AuditLedger }): ActivityInterceptorsFactory[] {
-  return [(context) => ({ inbound: new AuditedActivityInbound(context, options.ledger) })];
+export function auditLedgerInterceptors(options: {
+  readonly ledger: AuditLedger;
+  /** The worker's converter and codecs: error texts in the ledger are encoded with them. */
+  readonly payloadConverter?: PayloadConverter;
+  readonly payloadCodecs?: readonly PayloadCodec[];
+}): ActivityInterceptorsFactory[] {
+  const codec = new ResultCodec(options.payloadConverter ?? defaultPayloadConverter, [...(options.payloadCodecs ?? [])]);
+  return [(context) => ({ inbound: new AuditedActivityInboundInterceptor(context, options.ledger, codec) })];
 }
+
+/** The name 0.1 exported; the SDK's own interceptors end in `…Interceptor`. */
+export { AuditedActivityInboundInterceptor as AuditedActivityInbound };

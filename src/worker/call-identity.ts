@@ -6,9 +6,9 @@
 import type { Info } from '@temporalio/activity';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { Payload } from '@temporalio/common';
-import { InvalidKeyInputError, deriveCallKeys, deriveCustomKey, fingerprintArgs, scopeMaterial } from '../key/index.js';
-import type { CallKeys } from '../key/index.js';
-import type { ClaimRequest } from '../store/index.js';
+import { InvalidKeyInputError, callKeysOf, canonicalize, deriveCustomKey, scopeMaterial } from '../key/index.js';
+import type { CallKeys, KeyFormat } from '../key/index.js';
+import type { ClaimRequest, KeyFormats } from '../store/index.js';
 import { RESUME_KEY_HEADER, isResumeKey } from '../call-headers.js';
 import type { ResumeKey } from '../call-headers.js';
 import { IdempotencyConfigError } from './errors.js';
@@ -33,6 +33,7 @@ export function callIdentityFor(
   headers: Readonly<Record<string, Payload>>,
   settings: ResolvedActivitySettings,
   claimedBy: string,
+  formats: KeyFormats,
 ): CallIdentity {
   const resume = resumeKeyFor(info, headers);
   if (!resume && info.isLocal && settings.scope === 'call' && !settings.key) {
@@ -44,12 +45,15 @@ export function callIdentityFor(
     );
   }
   const semanticArgs = settings.keyArgs ? semanticArgsFrom(settings.keyArgs, args) : args;
-  const { key, fingerprint } = resume
-    ? { key: resume.key, fingerprint: fingerprintArgs(semanticArgs) }
-    : keysFor(info, args, semanticArgs, settings);
+  const argsText = canonicalize(semanticArgs, 'args');
+  // Keys in every format the deployment uses, so a claim made before it moved to its current one is found.
+  const [primary, ...aliases] = resume
+    ? [{ key: resume.key, fingerprint: formats.current.fingerprint(argsText), format: formats.current.version }]
+    : keysInEveryFormat(info, args, argsText, settings, formats);
   const request: ClaimRequest = {
-    key,
-    fingerprint,
+    key: primary!.key,
+    fingerprint: primary!.fingerprint,
+    aliases: aliases.map(({ key, fingerprint }) => ({ key, fingerprint })),
     namespace: info.namespace,
     activityType: info.activityType,
     workflowId: info.workflowExecution?.workflowId ?? null,
@@ -60,6 +64,17 @@ export function callIdentityFor(
     deadlineMs: info.startToCloseTimeoutMs > 0 ? info.startToCloseTimeoutMs + ATTEMPT_DEADLINE_GRACE_MS : null,
   };
   return { request, resumed: resume !== undefined };
+}
+
+function keysInEveryFormat(
+  info: Info,
+  args: readonly unknown[],
+  argsText: string,
+  settings: ResolvedActivitySettings,
+  formats: KeyFormats,
+): CallKeys[] {
+  const customKey = customKeyFor(info, args, settings);
+  return [formats.current, ...formats.previous].map((format) => keysFor(info, argsText, settings, customKey, format));
 }
 
 /** The refused call's key, when `resumable()` calls an activity of its type again after a decision. */
@@ -91,27 +106,30 @@ function semanticArgsFrom(keyArgs: (args: readonly unknown[]) => unknown, args: 
   return semanticArgs;
 }
 
-function keysFor(info: Info, args: readonly unknown[], semanticArgs: unknown, settings: ResolvedActivitySettings): CallKeys {
-  if (settings.key) {
-    const customKey = callUserFunction('key', () => settings.key!({ args, info }));
-    if (typeof customKey !== 'string' || customKey === '') {
-      throw new InvalidKeyInputError('key()', `the custom key function returned ${describe(customKey)}, not a non-empty string`);
-    }
+function keysFor(info: Info, argsText: string, settings: ResolvedActivitySettings, customKey: string | undefined, format: KeyFormat): CallKeys {
+  if (customKey !== undefined) {
     return {
-      key: deriveCustomKey({ namespace: info.namespace, activityType: info.activityType, customKey }),
-      fingerprint: fingerprintArgs(semanticArgs),
+      key: deriveCustomKey({ namespace: info.namespace, activityType: info.activityType, customKey }, format),
+      fingerprint: format.fingerprint(argsText),
+      format: format.version,
     };
   }
-  return deriveCallKeys({
-    namespace: info.namespace,
-    scopeMaterial: scopeMaterial(settings.scope, {
-      workflowId: info.workflowExecution?.workflowId,
-      runId: info.workflowExecution?.runId,
-      activityId: info.activityId,
-    }),
-    activityType: info.activityType,
-    semanticArgs,
-  });
+  const site = { workflowId: info.workflowExecution?.workflowId, runId: info.workflowExecution?.runId, activityId: info.activityId };
+  return callKeysOf(
+    { namespace: info.namespace, scopeMaterial: scopeMaterial(settings.scope, site), activityType: info.activityType },
+    argsText,
+    format,
+  );
+}
+
+/** The user's own key for the action, when the activity type has a `key` function. */
+function customKeyFor(info: Info, args: readonly unknown[], settings: ResolvedActivitySettings): string | undefined {
+  if (!settings.key) return undefined;
+  const customKey = callUserFunction('key', () => settings.key!({ args, info }));
+  if (typeof customKey !== 'string' || customKey === '') {
+    throw new InvalidKeyInputError('key()', `the custom key function returned ${describeType(customKey)}, not a non-empty string`);
+  }
+  return customKey;
 }
 
 /** A user's key function that throws is bad key input: it fails the same way on every attempt. */
@@ -120,11 +138,14 @@ function callUserFunction<T>(name: string, fn: () => T): T {
     return fn();
   } catch (error) {
     if (error instanceof InvalidKeyInputError) throw error;
-    throw new InvalidKeyInputError(`${name}()`, `it threw ${describe(error)}`);
+    // The error's own message may carry argument values: only its class goes into the refusal.
+    throw new InvalidKeyInputError(`${name}()`, `it threw ${error instanceof Error ? error.name : typeof error}`);
   }
 }
 
-function describe(value: unknown): string {
-  if (value instanceof Error) return `${value.name}: ${value.message}`;
-  return typeof value === 'string' ? JSON.stringify(value) : String(value);
+/** A value described by its type alone: key material must not reach messages, history or logs. */
+function describeType(value: unknown): string {
+  if (typeof value === 'string') return value === '' ? 'an empty string' : `a string of ${value.length} characters`;
+  if (value === null) return 'null';
+  return `a value of type ${typeof value}`;
 }

@@ -7,11 +7,12 @@
 import type { Context } from '@temporalio/activity';
 import { CompleteAsyncError } from '@temporalio/common';
 import type { Payload } from '@temporalio/common';
-import type { Claim } from '../store/index.js';
-import { retryFor } from './bounded-retry.js';
+import type { Claim, HeldClaim, OutcomeNote } from '../store/index.js';
+import { retryFor } from '../bounded-retry.js';
 import { errorText } from '../error-text.js';
+import { IdempotencyError } from '../errors.js';
 import type { InterceptorDependencies } from './interceptor.js';
-import { classifyOutcome } from './outcome-classification.js';
+import { classifyOutcome, errorClass } from './outcome-classification.js';
 import type { OutcomeVerdict } from './outcome-classification.js';
 import type { ResolvedActivitySettings } from './options.js';
 import { orphanedClaim } from './refusals.js';
@@ -19,12 +20,15 @@ import { orphanedClaim } from './refusals.js';
 export class CallSettlement {
   private readonly verdicts = new WeakMap<object, OutcomeVerdict>();
   private lostReported = false;
+  /** Set once this attempt writes its outcome: from then on a row no longer `claimed` is its own doing. */
+  private settling = false;
 
   constructor(
     private readonly context: Context,
     private readonly deps: InterceptorDependencies,
     private readonly settings: ResolvedActivitySettings,
-    private readonly claim: Claim,
+    /** The claim this attempt holds: every row of it (its key and aliases) settles together. */
+    private readonly claim: Claim & HeldClaim,
   ) {}
 
   /** One verdict per error, whoever asks first (the ledger asks before the claim is settled). */
@@ -45,16 +49,21 @@ export class CallSettlement {
    * result (the workflow must know) and leave the claim, so a replay refuses instead of repeating.
    */
   async succeeded(result: unknown): Promise<void> {
+    this.settling = true;
     let payload: Payload;
     try {
       payload = await this.deps.codec.encode(result);
     } catch (error) {
       // Temporal could not carry this result either; say so now rather than after a retry.
-      throw await this.keepUnknown(`the call succeeded but its result could not be encoded: ${errorText(error)}`, error);
+      throw await this.keepUnknown(
+        {
+          // Our own errors name no user data; anyone else's message might.
+          summary: `the call succeeded but its result could not be encoded (${error instanceof IdempotencyError ? error.message : errorClass(error)})`,
+          detail: errorText(error),
+        },
+      );
     }
-    const recorded = await retryFor(this.deps.options.recordRetryMs, () =>
-      this.deps.options.store.complete(this.claim.key, this.claim.token, payload),
-    ).catch((storeError: unknown) => void this.warnClaimKept('record the result', storeError));
+    const recorded = await retryFor(this.deps.options.recordRetryMs, () => this.deps.options.store.complete(this.claim, payload)).catch((storeError: unknown) => void this.warnClaimKept('record the result', storeError));
     if (recorded === false) this.warnClaimChanged('record its result');
   }
 
@@ -65,25 +74,29 @@ export class CallSettlement {
    * over and calls again with the same key, which the vendor answers with its original response.
    */
   async failed(error: unknown): Promise<unknown> {
+    this.settling = true;
     if (error instanceof CompleteAsyncError) {
       // The outcome goes to Temporal through the client, never here: later attempts must refuse at once.
-      return this.keepUnknown('the activity completes asynchronously; its outcome went to Temporal, not to this store', error, error);
+      const note = 'the activity completes asynchronously; its outcome went to Temporal, not to this store';
+      return this.keepUnknown({ summary: note, detail: note }, error);
     }
     const verdict = this.outcomeOf(error);
-    if (verdict.ambiguous) return this.keepUnknown(verdict.reason, error, this.settings.vendorDedup ? error : undefined);
+    if (verdict.ambiguous) return this.keepUnknown(verdict, this.settings.vendorDedup ? error : undefined);
     await this.release();
     return error;
   }
 
   /** Nothing was sent (the attempt was cancelled before the call): give the claim back. */
   async releaseUnsent(error: unknown): Promise<unknown> {
+    this.settling = true;
     await this.release();
     return error;
   }
 
   /** Told by the lease keeper: the claim is no longer ours (released, resolved or taken over meanwhile). */
   lost(): void {
-    if (this.lostReported) return;
+    // A renewal racing this attempt's own record finds the row completed: that is no loss.
+    if (this.lostReported || this.settling) return;
     this.lostReported = true;
     this.context.log.error(
       'Idempotency: this attempt lost its claim while its call ran (an operator released or resolved it, or another ' +
@@ -93,9 +106,7 @@ export class CallSettlement {
   }
 
   private async release(): Promise<void> {
-    const released = await retryFor(this.deps.options.recordRetryMs, () =>
-      this.deps.options.store.release(this.claim.key, this.claim.token),
-    ).catch((storeError: unknown) => void this.warnClaimKept('release the claim', storeError));
+    const released = await retryFor(this.deps.options.recordRetryMs, () => this.deps.options.store.release(this.claim)).catch((storeError: unknown) => void this.warnClaimKept('release the claim', storeError));
     if (released === false) this.warnClaimChanged('release it');
   }
 
@@ -103,13 +114,31 @@ export class CallSettlement {
    * Keeps the claim as `unknown`. Returns `rethrow` when given (Temporal retries it), else the
    * refusal that every attempt, this one first, will get.
    */
-  private async keepUnknown(note: string, cause: unknown, rethrow?: unknown): Promise<unknown> {
-    const marked = await retryFor(this.deps.options.recordRetryMs, () =>
-      this.deps.options.store.markUnknown(this.claim.key, this.claim.token, note),
-    ).catch((storeError: unknown) => void this.warnClaimKept('mark the outcome unknown', storeError));
+  private async keepUnknown(why: { summary: string; detail: string }, rethrow?: unknown): Promise<unknown> {
+    // The detail may carry user data (an error message with a URL and its api key): only through the codec.
+    const note: OutcomeNote = { summary: why.summary, detail: await this.deps.codec.encode({ note: why.detail }).catch(() => null) };
+    const marked = await retryFor(this.deps.options.recordRetryMs, () => this.deps.options.store.markUnknown(this.claim, note)).catch(
+      (storeError: unknown) => void this.warnClaimKept('mark the outcome unknown', storeError),
+    );
     if (marked === false) this.warnClaimChanged('mark its outcome unknown');
     if (rethrow !== undefined) return rethrow;
-    return orphanedClaim({ ...this.claim, state: 'unknown', outcomeNote: note }, this.claim, cause);
+    await this.noteWaiter();
+    const shownDetail = this.deps.options.payloadCodecs.length > 0 ? null : why.detail;
+    return orphanedClaim({ ...this.claim, state: 'unknown', outcomeNote: why.summary }, this.claim, shownDetail);
+  }
+
+  /**
+   * This attempt's workflow is refused next: on record as waiting, so `prune` keeps the key's record
+   * until it has been told of a decision. Best effort: the refusal stands either way.
+   */
+  private async noteWaiter(): Promise<void> {
+    const { key, namespace, workflowId, runId, activityType } = this.claim;
+    if (workflowId === null) return;
+    await this.deps.options.store
+      .addWaiter({ key, namespace, workflowId, runId, activityType })
+      .catch((error: unknown) =>
+        this.context.log.error('Idempotency: could not note the refused workflow as waiting on the key', { idempotencyKey: key, error }),
+      );
   }
 
   /** An operator resolved or released the claim (with --force) while the call ran: theirs stands. */

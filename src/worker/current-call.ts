@@ -6,6 +6,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { keyToUuid } from '../key/index.js';
+import { IdempotencyError } from '../errors.js';
 import type { Claim } from '../store/index.js';
 import type { OutcomeVerdict } from './outcome-classification.js';
 
@@ -16,6 +17,18 @@ export interface CurrentCall {
 }
 
 const calls = new WeakMap<Context, CurrentCall>();
+/** Activities configured as not writes: the ledger lets them through unrecorded. */
+const unguarded = new WeakSet<Context>();
+
+/** Marks an activity the idempotency interceptor deliberately does not guard; returns no interceptors. */
+export function markUnguarded(context: Context): Record<string, never> {
+  unguarded.add(context);
+  return {};
+}
+
+export function isUnguarded(context: Context): boolean {
+  return unguarded.has(context);
+}
 
 export function enterCall(context: Context, call: CurrentCall): void {
   calls.set(context, call);
@@ -31,8 +44,9 @@ export function currentCallOf(context: Context): CurrentCall | undefined {
 }
 
 /** Raised by the key accessors when called where there is no intercepted activity. */
-export class IdempotencyContextError extends Error {
+export class IdempotencyContextError extends IdempotencyError {
   override readonly name = 'IdempotencyContextError';
+  readonly code = 'no-intercepted-activity';
 }
 
 /**
@@ -60,8 +74,11 @@ function currentClaim(caller: string): Claim {
   const call = calls.get(context);
   if (!call) {
     throw new IdempotencyContextError(
-      `${caller} was called in activity ${context.info.activityType}, which no idempotency interceptor guards: ` +
-        `register idempotencyInterceptors({ store }) first in the worker's interceptors.activity.`,
+      unguarded.has(context)
+        ? `${caller} was called in activity ${context.info.activityType}, which its settings leave unguarded (false, or ` +
+            `guard: 'listed'): it has no key. Guard it if it writes to a vendor.`
+        : `${caller} was called in activity ${context.info.activityType}, which no idempotency interceptor guards: ` +
+            `register idempotencyInterceptors({ store }) first in the worker's interceptors.activity.`,
     );
   }
   return call.claim;

@@ -6,6 +6,8 @@
  * (one from a dependency) must still have its word taken.
  */
 
+import { IdempotencyError } from '../errors.js';
+
 const OUTCOME_UNKNOWN = Symbol.for('temporal-idempotency.OutcomeUnknownError');
 const NOT_SENT = Symbol.for('temporal-idempotency.NotSentError');
 
@@ -14,8 +16,9 @@ const NOT_SENT = Symbol.for('temporal-idempotency.NotSentError');
  * outcome is unknown (say, a timeout after the request was sent). The claim is
  * kept as `unknown` and every later attempt is refused instead of repeating it.
  */
-export class OutcomeUnknownError extends Error {
+export class OutcomeUnknownError extends IdempotencyError {
   override readonly name: string = 'OutcomeUnknownError';
+  readonly code: string = 'outcome-unknown';
   declare readonly [OUTCOME_UNKNOWN]: true;
 
   constructor(message: string, options?: { cause?: unknown }) {
@@ -35,8 +38,9 @@ Object.defineProperty(OutcomeUnknownError.prototype, OUTCOME_UNKNOWN, { value: t
  * claim is released and Temporal's retry policy decides, even if the activity
  * was being cancelled at the time.
  */
-export class NotSentError extends Error {
+export class NotSentError extends IdempotencyError {
   override readonly name: string = 'NotSentError';
+  readonly code: string = 'not-sent';
   declare readonly [NOT_SENT]: true;
 
   constructor(message: string, options?: { cause?: unknown }) {
@@ -54,8 +58,9 @@ function hasBrand(value: unknown, brand: symbol): boolean {
 }
 
 /** Wrong options given to `idempotencyInterceptors()`; raised when the worker is configured. */
-export class IdempotencyConfigError extends Error {
+export class IdempotencyConfigError extends IdempotencyError {
   override readonly name = 'IdempotencyConfigError';
+  readonly code = 'invalid-configuration';
   constructor(
     /** Which option was wrong, e.g. `activities.chargeCard.scope`. */
     readonly option: string,

@@ -6,7 +6,7 @@ import type { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
 import { InvalidKeyInputError } from '../key/index.js';
-import type { Claim, ClaimRequest } from '../store/index.js';
+import type { Claim, ClaimRequest, KeyFormats } from '../store/index.js';
 import { callIdentityFor } from './call-identity.js';
 import { enterCall, leaveCall } from './current-call.js';
 import { IDEMPOTENCY_FAILURE_TYPES } from '../failure-types.js';
@@ -15,7 +15,16 @@ import type { LeaseKeeper } from './lease-keeper.js';
 import type { IdempotencyMetrics } from './metrics.js';
 import type { ResolvedActivitySettings, ResolvedOptions } from './options.js';
 import { waitForOwner } from './owner-wait.js';
-import { claimBusy, invalidKeyInput, keyReuse, misconfigured, orphanedClaim, resultUndecodable, storeUnavailable } from './refusals.js';
+import {
+  claimBusy,
+  invalidKeyInput,
+  keyReuse,
+  misconfigured,
+  orphanedClaim,
+  recordRejected,
+  resultUndecodable,
+  storeUnavailable,
+} from './refusals.js';
 import type { ResultCodec } from './result-codec.js';
 import { CallSettlement } from './call-settlement.js';
 import { CRON_SCHEDULE_HEADER } from '../call-headers.js';
@@ -35,6 +44,8 @@ const ATTEMPT_DEADLINE_MARGIN_MS = 1_000;
 /** What every activity execution of one worker shares. */
 export interface InterceptorDependencies {
   readonly options: ResolvedOptions;
+  /** How this deployment hashes keys: the store's formats, current and previous. */
+  readonly keyFormats: KeyFormats;
   readonly codec: ResultCodec;
   readonly leases: LeaseKeeper;
   readonly metrics: IdempotencyMetrics;
@@ -57,7 +68,8 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
     } catch (error) {
       if (error instanceof ApplicationFailure && isIdempotencyFailure(error.type)) {
         this.deps.metrics.refused(this.context.metricMeter, error.type);
-        this.context.log.warn(`Idempotency: ${error.type}`, { idempotencyKey: keyIn(error), message: error.message });
+        // The message stays out of the log line: the failure in history has it, and logs are copied widely.
+        this.context.log.warn(`Idempotency: ${error.type}`, { idempotencyKey: keyIn(error), reason: reasonIn(error) });
       }
       throw error;
     }
@@ -90,7 +102,7 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
   private callIdentity(input: ActivityExecuteInput) {
     const { info } = this.context;
     try {
-      return callIdentityFor(info, input.args, input.headers, this.settings, this.deps.options.workerIdentity);
+      return callIdentityFor(info, input.args, input.headers, this.settings, this.deps.options.workerIdentity, this.deps.keyFormats);
     } catch (error) {
       if (error instanceof InvalidKeyInputError) throw invalidKeyInput(error, info.activityType);
       if (error instanceof IdempotencyConfigError) throw misconfigured(error, info.activityType);
@@ -109,7 +121,9 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
 
   /** Someone claimed this key before: never call again; answer from their outcome, or wait for it. */
   private async answerFromClaim(claim: Claim, request: ClaimRequest, resumed: boolean): Promise<Step> {
-    if (claim.fingerprint !== request.fingerprint) {
+    // A row written or changed without the deployment's secret decides nothing, whatever it says.
+    if (claim.authenticity === 'rejected') throw recordRejected(claim, request);
+    if (claim.fingerprint !== expectedFingerprint(claim, request)) {
       // A resumed call is the refused action by the workflow's own word; its arguments may be rebuilt.
       if (!resumed) throw keyReuse(claim, request);
     }
@@ -143,7 +157,7 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
   private async orphaned(claim: Claim, request: ClaimRequest): Promise<Step> {
     if (!this.settings.vendorDedup) {
       await this.noteWaiter(request);
-      throw orphanedClaim(claim, request);
+      throw orphanedClaim(claim, request, await this.outcomeDetailOf(claim));
     }
     const taken = await this.storeCall(request, () => this.deps.options.store.takeOver(claim, request, this.deps.leases.leaseMs));
     if (!taken) return { kind: 'retry' };
@@ -153,6 +167,17 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
       orphanedBy: claim.claimedBy,
     });
     return { kind: 'run', claim: taken };
+  }
+
+  /** The claim's full note for the refusal's details; withheld when the worker encodes payloads (it would be logged in plain text). */
+  private async outcomeDetailOf(claim: Claim): Promise<string | null> {
+    if (!claim.outcomeDetail || this.deps.options.payloadCodecs.length > 0) return null;
+    try {
+      const decoded = (await this.deps.codec.decode(claim.outcomeDetail)) as { note?: unknown } | null;
+      return typeof decoded?.note === 'string' ? decoded.note : null;
+    } catch {
+      return '(the note cannot be decoded by this worker\'s codec)';
+    }
   }
 
   /** Best effort: the refusal stands either way, and the claim's own workflow is always signalled. */
@@ -239,6 +264,12 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
 /** The name of the SDK's own inbound interceptors; kept for code written against 0.1. */
 export { IdempotentActivityInboundInterceptor as IdempotentActivityInbound };
 
+/** The fingerprint the request has in the key format the claim was found under (its key or an alias). */
+function expectedFingerprint(claim: Claim, request: ClaimRequest): string {
+  if (claim.key === request.key) return request.fingerprint;
+  return request.aliases.find((alias) => alias.key === claim.key)?.fingerprint ?? request.fingerprint;
+}
+
 const warnedCronTypes = new Set<string>();
 
 /** Workflow scope keys on the workflow id, which every run of a cron workflow shares. */
@@ -262,6 +293,11 @@ function cancellationError(context: Context): unknown {
 
 function isIdempotencyFailure(type: string | undefined | null): type is string {
   return (IDEMPOTENCY_FAILURE_TYPES as readonly (string | undefined | null)[]).includes(type);
+}
+
+function reasonIn(failure: ApplicationFailure): string | undefined {
+  const details = failure.details?.[0] as { reason?: unknown } | undefined;
+  return typeof details?.reason === 'string' ? details.reason : undefined;
 }
 
 function keyIn(failure: ApplicationFailure): string | undefined {

@@ -12,23 +12,33 @@ import type { AuditLedger, ClaimStore } from '../store/index.js';
 import { IdempotencyConfigError } from './errors.js';
 import { defaultWorkerIdentity } from './worker-identity.js';
 
-/** Per-activity-type settings; every field is optional and falls back to the worker-wide one. */
-export interface ActivityIdempotencyOptions {
+/** An activity function, as the worker registers it. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the parameters are the user's, whatever they are
+export type AnyActivity = (...args: any[]) => unknown;
+
+/**
+ * Per-activity-type settings; every field is optional and falls back to the worker-wide one.
+ * `Args` is the activity's parameter list, so `keyArgs` and `key` see its real types.
+ */
+export interface ActivityIdempotencyOptions<Args extends readonly unknown[] = readonly unknown[]> {
   /** Which executions share a key. Default: the worker's `scope`. */
   readonly scope?: Scope;
   /**
    * The part of the arguments that defines the action; drop timestamps and trace ids here.
    * Default: all arguments.
    */
-  readonly keyArgs?: (args: readonly unknown[]) => unknown;
+  readonly keyArgs?: (args: Args) => unknown;
   /**
    * Your own key for the action, e.g. `` ({ args }) => `charge:${args[0].orderId}` ``. It replaces
    * the scope: the same string is one action wherever it is called from. The semantic arguments
    * are still fingerprinted, so a key reused for a different action is refused.
    */
-  readonly key?: (call: { readonly args: readonly unknown[]; readonly info: Info }) => string;
-  /** Return true for an error after which the call may or may not have happened. */
-  readonly isAmbiguous?: (error: unknown) => boolean;
+  readonly key?: (call: { readonly args: Args; readonly info: Info }) => string;
+  /**
+   * Return true (anything truthy) for an error after which the call may or may not have happened.
+   * It can only add ambiguity: to say "nothing was sent", throw `NotSentError` from the activity.
+   */
+  readonly isAmbiguous?: (error: unknown) => unknown;
   /**
    * The vendor dedups on the key the activity passes it (`idempotencyKey()`), so on an orphaned
    * claim the activity may run again with the same key: the vendor answers the repeat with its
@@ -37,12 +47,38 @@ export interface ActivityIdempotencyOptions {
   readonly vendorDedup?: boolean;
 }
 
-export interface IdempotencyOptions {
+/**
+ * `T`, but not a place TypeScript infers `T` from (the built-in `NoInfer` needs TypeScript 5.4):
+ * the activities' type comes from the caller, or is the untyped default, never from the settings.
+ */
+export type Uninferred<T> = [T][T extends unknown ? 0 : never];
+
+/**
+ * Settings by activity type name: an object, or `false` for an activity that is not a write (a
+ * read, a poll, a pure computation), which then runs unguarded on every attempt.
+ */
+export type ActivitySettings<Activities extends object> = {
+  readonly [Name in keyof Activities]?: Activities[Name] extends AnyActivity
+    ? ActivityIdempotencyOptions<Parameters<Activities[Name]>> | false
+    : never;
+};
+
+/**
+ * Options of `idempotencyInterceptors()` and `IdempotencyPlugin`. Pass the worker's activities'
+ * type (`idempotencyInterceptors<typeof activities>({...})`) and each activity's `keyArgs` and
+ * `key` see its real parameter types; without it they see `any[]`.
+ */
+export interface IdempotencyOptions<Activities extends object = Record<string, AnyActivity>> {
   readonly store: ClaimStore;
   /** Default scope for every activity type. Default `workflow`. */
   readonly scope?: Scope;
-  /** Settings by activity type name. */
-  readonly activities?: Readonly<Record<string, ActivityIdempotencyOptions>>;
+  /** Settings by activity type name; `false` leaves an activity unguarded. */
+  readonly activities?: ActivitySettings<Uninferred<Activities>>;
+  /**
+   * Which activities are guarded: `all` (default) but those set to `false`, or only those `listed`
+   * under `activities` (for a worker whose activities are mostly reads).
+   */
+  readonly guard?: 'all' | 'listed';
   /** The worker's payload converter, if it has a custom one; recorded results are encoded with it. */
   readonly payloadConverter?: PayloadConverter;
   /** The worker's payload codecs (e.g. encryption), applied to recorded results in the same order. */
@@ -66,10 +102,12 @@ export interface IdempotencyOptions {
 }
 
 export interface ResolvedActivitySettings {
+  /** False for an activity that is not a write: it runs unguarded, unclaimed and unrecorded. */
+  readonly guarded: boolean;
   readonly scope: Scope;
   readonly keyArgs: ((args: readonly unknown[]) => unknown) | undefined;
-  readonly key: ActivityIdempotencyOptions['key'];
-  readonly isAmbiguous: ((error: unknown) => boolean) | undefined;
+  readonly key: ((call: { readonly args: readonly unknown[]; readonly info: Info }) => string) | undefined;
+  readonly isAmbiguous: ((error: unknown) => unknown) | undefined;
   readonly vendorDedup: boolean;
 }
 
@@ -95,7 +133,7 @@ const MIN_LEASE_MS = 1_000;
 
 const ACTIVITY_OPTION_NAMES = new Set(['scope', 'keyArgs', 'key', 'isAmbiguous', 'vendorDedup']);
 
-export function resolveOptions(options: IdempotencyOptions): ResolvedOptions {
+export function resolveOptions<Activities extends object>(options: IdempotencyOptions<Activities>): ResolvedOptions {
   if (options == null || typeof options !== 'object') {
     throw new IdempotencyConfigError('options', 'pass an object such as { store: new PostgresClaimStore({ pool }) }.');
   }
@@ -107,11 +145,16 @@ export function resolveOptions(options: IdempotencyOptions): ResolvedOptions {
   if (leaseMs < MIN_LEASE_MS) {
     throw new IdempotencyConfigError('leaseMs', `${leaseMs} ms is too short to renew reliably; use at least ${MIN_LEASE_MS} ms.`);
   }
+  const guard = options.guard ?? 'all';
+  if (guard !== 'all' && guard !== 'listed') {
+    throw new IdempotencyConfigError('guard', `${JSON.stringify(guard)} is not 'all' or 'listed'.`);
+  }
   const perActivity = new Map<string, ResolvedActivitySettings>();
   for (const [activityType, activityOptions] of Object.entries(options.activities ?? {})) {
-    perActivity.set(activityType, resolveActivity(activityType, activityOptions, defaultScope));
+    perActivity.set(activityType, resolveActivity(activityType, activityOptions as ActivityIdempotencyOptions | false, defaultScope));
   }
   const workerDefault: ResolvedActivitySettings = {
+    guarded: guard === 'all',
     scope: defaultScope,
     keyArgs: undefined,
     key: undefined,
@@ -127,7 +170,7 @@ export function resolveOptions(options: IdempotencyOptions): ResolvedOptions {
     leaseMs,
     maxWaitMs: nonNegative('maxWaitMs', options.maxWaitMs ?? 60_000),
     pollMs: Math.min(1_000, leaseMs / 4),
-    auditLedger: resolveAudit(options),
+    auditLedger: resolveAudit(options as IdempotencyOptions),
     settingsFor: (activityType, log) => {
       const settings = perActivity.get(activityType);
       if (settings) return settings;
@@ -140,12 +183,15 @@ export function resolveOptions(options: IdempotencyOptions): ResolvedOptions {
 
 function resolveActivity(
   activityType: string,
-  options: ActivityIdempotencyOptions,
+  options: ActivityIdempotencyOptions | false,
   defaultScope: Scope,
 ): ResolvedActivitySettings {
   const prefix = `activities.${activityType}`;
+  if (options === false) {
+    return { guarded: false, scope: defaultScope, keyArgs: undefined, key: undefined, isAmbiguous: undefined, vendorDedup: false };
+  }
   if (options == null || typeof options !== 'object') {
-    throw new IdempotencyConfigError(prefix, 'expected an object of per-activity settings.');
+    throw new IdempotencyConfigError(prefix, 'expected an object of per-activity settings, or false for an activity that is not a write.');
   }
   for (const name of Object.keys(options)) {
     if (!ACTIVITY_OPTION_NAMES.has(name)) {
@@ -156,6 +202,7 @@ function resolveActivity(
     }
   }
   return {
+    guarded: true,
     scope: validScope(`${prefix}.scope`, options.scope ?? defaultScope),
     keyArgs: optionalFunction(`${prefix}.keyArgs`, options.keyArgs),
     key: optionalFunction(`${prefix}.key`, options.key),

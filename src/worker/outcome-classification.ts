@@ -6,8 +6,8 @@
  * The order, first match wins:
  * 1. the activity's own word: `OutcomeUnknownError` (ambiguous) or `NotSentError`
  *    (definite), the nearest one in the cause chain;
- * 2. the activity type's `isAmbiguous(error)` returning true (a classifier that throws
- *    counts as ambiguous, and the note says so);
+ * 2. the activity type's `isAmbiguous(error)` returning anything truthy (a classifier that
+ *    throws counts as ambiguous, and the note says so);
  * 3. cancellation while the call ran (worker shutdown, timeout, workflow cancel);
  * 4. the transport: a request or response in flight (see transport-errors.ts);
  * 5. anything else: definite.
@@ -18,37 +18,49 @@ import { errorChain, transportVerdict } from './transport-errors.js';
 
 export interface OutcomeVerdict {
   readonly ambiguous: boolean;
-  /** Why, in words for the claim's note and the logs. */
-  readonly reason: string;
+  /** Why, in words safe to show anywhere: error classes and codes, never an error's message. */
+  readonly summary: string;
+  /** Why, with the error's own text (which may carry user data): stored and shown only through the codec. */
+  readonly detail: string;
 }
 
 export interface ClassificationContext {
-  readonly isAmbiguous: ((error: unknown) => boolean) | undefined;
+  readonly isAmbiguous: ((error: unknown) => unknown) | undefined;
   /** Set when the activity was cancelled while it ran; the text says why. */
   readonly cancelled: string | undefined;
 }
 
 export function classifyOutcome(error: unknown, context: ClassificationContext): OutcomeVerdict {
+  const verdict = (ambiguous: boolean, summary: string, detail = errorText(error)): OutcomeVerdict => ({ ambiguous, summary, detail });
+  const during = context.cancelled === undefined ? '' : ` while being cancelled (${context.cancelled})`;
   for (const link of errorChain(error)) {
-    if (link instanceof OutcomeUnknownError) return { ambiguous: true, reason: errorText(error) };
-    if (link instanceof NotSentError) return { ambiguous: false, reason: `not sent: ${errorText(error)}` };
+    if (link instanceof OutcomeUnknownError) return verdict(true, `the activity threw ${errorClass(error)}${during}`);
+    if (link instanceof NotSentError) return verdict(false, `the activity threw ${errorClass(error)}${during}: not sent`);
   }
   if (context.isAmbiguous) {
     try {
-      if (context.isAmbiguous(error) === true) return { ambiguous: true, reason: `isAmbiguous matched ${errorText(error)}` };
+      // Any truthy answer counts (a regex match, a status code): in doubt, the claim is kept.
+      if (context.isAmbiguous(error)) return verdict(true, `isAmbiguous matched the activity's ${errorClass(error)}${during}`);
     } catch (classifierError) {
-      return {
-        ambiguous: true,
-        reason: `isAmbiguous threw ${errorText(classifierError)} while classifying ${errorText(error)}; counted as ambiguous`,
-      };
+      return verdict(
+        true,
+        `isAmbiguous threw ${errorClass(classifierError)} while classifying the activity's ${errorClass(error)}; counted as ambiguous`,
+        `isAmbiguous threw ${errorText(classifierError)} while classifying ${errorText(error)}`,
+      );
     }
   }
   if (context.cancelled !== undefined) {
-    return { ambiguous: true, reason: `cancelled while running (${context.cancelled}): ${errorText(error)}` };
+    return verdict(true, `cancelled while running (${context.cancelled}); the activity threw ${errorClass(error)}`);
   }
   const transport = transportVerdict(error);
   if (transport.inFlight) {
-    return { ambiguous: true, reason: `the request may have reached the vendor (${transport.sign}): ${errorText(error)}` };
+    return verdict(true, `the request may have reached the vendor (${transport.sign}); the activity threw ${errorClass(error)}`);
   }
-  return { ambiguous: false, reason: errorText(error) };
+  return verdict(false, `the activity threw ${errorClass(error)}`);
+}
+
+/** An error's class, the one part of it that is safe to show anywhere. */
+export function errorClass(error: unknown): string {
+  if (error instanceof Error) return error.name || 'Error';
+  return error === null ? 'null' : typeof error;
 }

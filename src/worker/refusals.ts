@@ -11,9 +11,10 @@ import {
   IdempotencyInvalidKeyInput,
   IdempotencyKeyReuse,
   IdempotencyOrphanedClaim,
+  IdempotencyRecordRejected,
   IdempotencyStoreUnavailable,
 } from '../failure-types.js';
-import { errorText } from '../error-text.js';
+import { IdempotencyError } from '../errors.js';
 import type { InvalidKeyInputError } from '../key/index.js';
 import type { IdempotencyConfigError } from './errors.js';
 import type { Claim, ClaimRequest } from '../store/index.js';
@@ -40,9 +41,22 @@ export interface RefusalDetails {
   /** The workflow whose attempt was refused: another than `workflowId` when a custom key is shared. */
   readonly refusedWorkflowId: string | null;
   readonly refusedRunId: string | null;
+  /** Why the outcome is unknown, in words safe to show anywhere (error classes and codes only). */
+  readonly outcomeNote?: string | null;
+  /**
+   * The note with the error's own text, which may carry user data. Only on workers without payload
+   * codecs: with codecs it stays in the claim (encoded), because the SDK logs a failed activity's
+   * details in plain text; `temporal-idempotency show <key>` decodes it.
+   */
+  readonly outcomeDetail?: string | null;
 }
 
-export function orphanedClaim(claim: Claim, refused: Refused, cause?: unknown): ApplicationFailure {
+/**
+ * No `cause`: the activity's own error (whose message may carry user data) would follow the refusal
+ * into history and into the SDK's "Activity failed" log line. `outcomeDetail` is given only when the
+ * worker has no payload codecs (see RefusalDetails).
+ */
+export function orphanedClaim(claim: Claim, refused: Refused, outcomeDetail: string | null): ApplicationFailure {
   const unknown = claim.state === 'unknown';
   const what = unknown
     ? `marked its outcome unknown${claim.outcomeNote ? ` (${claim.outcomeNote})` : ''}`
@@ -55,8 +69,20 @@ export function orphanedClaim(claim: Claim, refused: Refused, cause?: unknown): 
       `Refusing to run ${claim.activityType} again: ${describeClaim(claim)} and ${what}, so the call may ` +
       `already have gone out. Check the vendor, then \`temporal-idempotency resolve <key> --result JSON\` if it ` +
       `happened or \`temporal-idempotency release <key>\` if it did not, and retry.`,
-    details: [detailsOf(claim, refused, unknown ? 'outcome-unknown' : 'owner-died')],
-    cause: cause instanceof Error ? cause : undefined,
+    details: [{ ...detailsOf(claim, refused, unknown ? 'outcome-unknown' : 'owner-died'), outcomeNote: claim.outcomeNote, outcomeDetail }],
+  });
+}
+
+export function recordRejected(claim: Claim, refused: Refused): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: IdempotencyRecordRejected,
+    nonRetryable: true,
+    message:
+      `Refusing to run ${refused.activityType} (attempt ${refused.attempt}): the record of key ${claim.key} ` +
+      `(${claim.state}, by worker ${claim.claimedBy}) does not authenticate under this deployment's secret: it was ` +
+      `written or changed by someone without it (forged, copied from another key, or edited). Nothing was called and ` +
+      `nothing was answered from it. Find out who can write the claims table (see SECURITY.md) before you release it.`,
+    details: [detailsOf(claim, refused, 'record-rejected')],
   });
 }
 
@@ -96,13 +122,18 @@ export function invalidKeyInput(error: InvalidKeyInputError, activityType: strin
   });
 }
 
+/**
+ * The store failed before the call. The message and details name the failure by its code alone:
+ * a driver's message can carry the database's host and user names, which do not belong in history.
+ */
 export function storeUnavailable(request: ClaimRequest, cause: unknown): ApplicationFailure {
   return ApplicationFailure.create({
     type: IdempotencyStoreUnavailable,
     nonRetryable: false,
     message:
       `Did not run ${request.activityType} (attempt ${request.attempt}): the idempotency store could not record ` +
-      `a claim for key ${request.key} (${errorText(cause)}). Nothing was called; Temporal will retry.`,
+      `a claim for key ${request.key} (${storeFailureText(cause)}; the worker's log has the whole error). Nothing was ` +
+      `called; Temporal will retry.`,
     details: [
       {
         key: request.key,
@@ -119,8 +150,32 @@ export function storeUnavailable(request: ClaimRequest, cause: unknown): Applica
         refusedRunId: request.runId,
       } satisfies RefusalDetails,
     ],
-    cause: cause instanceof Error ? cause : undefined,
   });
+}
+
+const STORE_FAILURES: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'database host not found',
+  EAI_AGAIN: 'database host lookup failed',
+  ETIMEDOUT: 'connection timed out',
+  ECONNRESET: 'connection reset',
+  '28P01': 'authentication failed',
+  '28000': 'authorization failed',
+  '3D000': 'database does not exist',
+  '42P01': 'a table is missing',
+  '42501': 'permission denied',
+  '57P01': 'the server is shutting down',
+  '57P03': 'the server is starting up',
+  '53300': 'too many connections',
+};
+
+/** What went wrong, by code only; library errors (which name only the schema) keep their own message. */
+function storeFailureText(cause: unknown): string {
+  if (cause instanceof IdempotencyError) return cause.message.replace(/\.$/, '');
+  const code = (cause as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') return `${STORE_FAILURES[code] ?? 'database error'} [${code}]`;
+  if (cause instanceof Error && /timeout/i.test(cause.message)) return 'timed out waiting for a connection';
+  return cause instanceof Error ? cause.name : 'unknown failure';
 }
 
 export function resultUndecodable(claim: Claim, refused: Refused, cause: unknown): ApplicationFailure {
@@ -131,7 +186,7 @@ export function resultUndecodable(claim: Claim, refused: Refused, cause: unknown
     nonRetryable: false,
     message:
       `Did not run ${claim.activityType} again (attempt ${refused.attempt}): ${describeClaim(claim)} and recorded a result, ` +
-      `but this worker cannot decode it (encoding ${encodingText}: ${errorText(cause)}). Give this worker the payload ` +
+      `but this worker cannot decode it (encoding ${encodingText}, ${cause instanceof Error ? cause.name : 'error'}). Give this worker the payload ` +
       `converter and codecs the recording worker had (payloadConverter, payloadCodecs); Temporal will retry.`,
     details: [detailsOf(claim, refused, 'result-undecodable')],
     cause: cause instanceof Error ? cause : undefined,

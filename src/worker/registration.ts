@@ -6,14 +6,16 @@ import type { Context } from '@temporalio/activity';
 import { Runtime } from '@temporalio/worker';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { setDefaultStoreLogger } from '../store/index.js';
+import { UNKEYED } from '../key/index.js';
 import { auditLedgerInterceptors } from './audit-interceptor.js';
 import { IdempotencyConfigError } from './errors.js';
 import { leaseKeeperFor } from './lease-keeper.js';
 import { IdempotentActivityInboundInterceptor } from './interceptor.js';
 import { IdempotencyMetrics } from './metrics.js';
 import { resolveOptions } from './options.js';
-import type { IdempotencyOptions } from './options.js';
+import type { AnyActivity, IdempotencyOptions } from './options.js';
 import { misconfigured } from './refusals.js';
+import { markUnguarded } from './current-call.js';
 import { ResultCodec } from './result-codec.js';
 
 /** Activity executions an idempotency interceptor already guards: a second one would wait on the first's claim. */
@@ -27,7 +29,9 @@ const guarded = new WeakSet<Context>();
  * Worker.create({ ..., interceptors: { activity: [...idempotencyInterceptors({ store })] } });
  * ```
  */
-export function idempotencyInterceptors(options: IdempotencyOptions): ActivityInterceptorsFactory[] {
+export function idempotencyInterceptors<Activities extends object = Record<string, AnyActivity>>(
+  options: IdempotencyOptions<Activities>,
+): ActivityInterceptorsFactory[] {
   const resolved = resolveOptions(options);
   const runtimeLogger = () => Runtime.instance().logger;
   // Stores without a logger of their own report to the worker's Runtime logger from now on.
@@ -37,6 +41,7 @@ export function idempotencyInterceptors(options: IdempotencyOptions): ActivityIn
   });
   const deps = {
     options: resolved,
+    keyFormats: resolved.store.keyFormats ?? { current: UNKEYED, previous: [] },
     codec: new ResultCodec(resolved.payloadConverter, resolved.payloadCodecs),
     leases: leaseKeeperFor(resolved.store, resolved.leaseMs, (error) =>
       runtimeLogger().warn('Idempotency: renewing claim leases failed; they lapse if this persists', { error }),
@@ -56,8 +61,13 @@ export function idempotencyInterceptors(options: IdempotencyOptions): ActivityIn
       );
     }
     guarded.add(context);
+    // Not a write (a read, a poll): no claim, no record; it runs on every attempt, as without the library.
+    if (!resolved.settingsFor(context.info.activityType, context.log).guarded) return markUnguarded(context);
     return { inbound: new IdempotentActivityInboundInterceptor(context, deps) };
   };
   // Audit inside idempotency: Idempotent(Recording(activity)), so a replay never reaches the ledger.
-  return resolved.auditLedger ? [idempotency, ...auditLedgerInterceptors({ ledger: resolved.auditLedger })] : [idempotency];
+  const audit = resolved.auditLedger
+    ? auditLedgerInterceptors({ ledger: resolved.auditLedger, payloadConverter: resolved.payloadConverter, payloadCodecs: resolved.payloadCodecs })
+    : [];
+  return [idempotency, ...audit];
 }

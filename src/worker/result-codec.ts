@@ -4,6 +4,7 @@
  * encrypting codec keeps secrets out of the claims table.
  */
 import type { Payload, PayloadCodec, PayloadConverter } from '@temporalio/common';
+import { IdempotencyError } from '../errors.js';
 
 export class ResultCodec {
   constructor(
@@ -24,10 +25,16 @@ export class ResultCodec {
   }
 }
 
+/** A payload codec that breaks the contract the worker relies on. */
+export class PayloadCodecContractError extends IdempotencyError {
+  override readonly name = 'PayloadCodecContractError';
+  readonly code = 'payload-codec-contract';
+}
+
 function single(payloads: Payload[]): Payload {
   const [payload] = payloads;
   if (payloads.length !== 1 || payload === undefined) {
-    throw new Error(`A payload codec returned ${payloads.length} payloads for one; codecs must map one to one.`);
+    throw new PayloadCodecContractError(`A payload codec returned ${payloads.length} payloads for one; codecs must map one to one.`);
   }
   return payload;
 }

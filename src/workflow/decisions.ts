@@ -17,10 +17,16 @@ export interface PendingRefusal {
 
 /** Refused calls waited on, by key, with how many `resumable()` calls wait on each. */
 const pending = new Map<string, { refusal: PendingRefusal; waiters: number }>();
-/** Every decision accepted while its key was pending, in arrival order; never consumed. */
+/**
+ * Every well-formed decision, in arrival order; never consumed. A waiter counts those that arrived
+ * since its call was made: a decision can reach the workflow in the same task as the refusal it
+ * answers, and the SDK delivers signals first.
+ */
 const accepted: Array<OperatorDecision & { readonly seq: number }> = [];
-/** Decisions for keys nobody waited on yet: honoured only when replaying histories of 0.1 (see resumable.ts). */
-const early = new Map<string, OperatorDecision>();
+/** Bounds memory against a flood of signals: a waiter needs only decisions newer than its call. */
+const MAX_KEPT_DECISIONS = 1_000;
+/** The latest decision per key not yet used: how 0.1 counted them, kept for replaying its histories. */
+const unconsumed = new Map<string, OperatorDecision>();
 let nextSeq = 0;
 
 export const decisions = {
@@ -39,22 +45,27 @@ export const decisions = {
     }
     const decision: OperatorDecision = { key: input.key, decision: input.decision };
     if (!pending.has(decision.key)) {
-      early.set(decision.key, decision);
-      log.info('Ignored an operator decision for a key this workflow is not waiting on', { idempotencyKey: decision.key });
-      return;
+      log.info('Kept an operator decision for a key this workflow is not waiting on (yet)', { idempotencyKey: decision.key });
     }
     accepted.push({ ...decision, seq: nextSeq++ });
+    if (accepted.length > MAX_KEPT_DECISIONS) accepted.shift();
+    unconsumed.set(decision.key, decision);
   },
 
-  /** The first decision on `key` accepted at or after `fromSeq`. */
+  /** The first decision on `key` that arrived at or after `fromSeq`. */
   since(key: string, fromSeq: number): OperatorDecision | undefined {
     return accepted.find((decision) => decision.key === key && decision.seq >= fromSeq);
   },
 
-  /** A decision that arrived before its key was waited on (0.1 honoured these). */
-  takeEarly(key: string): OperatorDecision | undefined {
-    const decision = early.get(key);
-    early.delete(key);
+  /** 0.1's reading, for its histories: any decision on `key` not used yet. */
+  hasUnconsumed(key: string): boolean {
+    return unconsumed.has(key);
+  },
+
+  /** 0.1's reading: uses up the decision on `key`. */
+  consume(key: string): OperatorDecision | undefined {
+    const decision = unconsumed.get(key);
+    unconsumed.delete(key);
     return decision;
   },
 

@@ -15,6 +15,7 @@ export {
   IdempotencyInvalidKeyInput,
   IdempotencyKeyReuse,
   IdempotencyOrphanedClaim,
+  IdempotencyRecordRejected,
   IdempotencyResultUndecodable,
   IdempotencyStoreUnavailable,
 } from '../failure-types.js';

@@ -33,26 +33,25 @@ class IdempotencyWorkflowInbound implements WorkflowInboundCallsInterceptor {
 
 class IdempotencyWorkflowOutbound implements WorkflowOutboundCallsInterceptor {
   scheduleActivity(input: ActivityInput, next: Next<WorkflowOutboundCallsInterceptor, 'scheduleActivity'>): Promise<unknown> {
-    return next({ ...input, headers: withIdempotencyHeaders(input) });
+    return next({ ...input, headers: withIdempotencyHeaders(input, input.options.activityId ?? String(input.seq)) });
   }
 
   scheduleLocalActivity(
     input: LocalActivityInput,
     next: Next<WorkflowOutboundCallsInterceptor, 'scheduleLocalActivity'>,
   ): Promise<unknown> {
-    return next({ ...input, headers: withIdempotencyHeaders(input) });
+    return next({ ...input, headers: withIdempotencyHeaders(input, String(input.seq)) });
   }
 }
 
-function withIdempotencyHeaders({ activityType, args, headers }: ActivityInput | LocalActivityInput): ActivityInput['headers'] {
+function withIdempotencyHeaders(
+  { activityType, args, headers }: ActivityInput | LocalActivityInput,
+  activityId: string,
+): ActivityInput['headers'] {
   const added: ActivityInput['headers'] = {};
-  const resume = resumeContext.getStore();
-  // Only the first activity of the refused type in the resumed call is the refused action again; the
-  // SDK schedules a local activity again after a long backoff with the same `args` array, so that too.
-  if (resume && resume.activityType === activityType && (resume.args === undefined || resume.args === args)) {
-    resume.args = args;
-    added[RESUME_KEY_HEADER] = defaultPayloadConverter.toPayload({ key: resume.key, activityType });
-  }
+  // Inside resumable(): every activity is noted; the refused one, scheduled again, carries its key.
+  const resumedKey = resumeContext.getStore()?.schedule(activityType, activityId, args);
+  if (resumedKey !== undefined) added[RESUME_KEY_HEADER] = defaultPayloadConverter.toPayload({ key: resumedKey, activityType });
   const { cronSchedule } = workflowInfo();
   if (cronSchedule) added[CRON_SCHEDULE_HEADER] = defaultPayloadConverter.toPayload(cronSchedule);
   return Object.keys(added).length === 0 ? headers : { ...headers, ...added };

@@ -15,11 +15,12 @@ import { IdempotencyOrphanedClaim } from '../failure-types.js';
 import { decisions } from './decisions.js';
 import type { PendingRefusal } from './decisions.js';
 import { operatorDecisionSignal, pendingRefusalsQuery } from './definitions.js';
-import { resumeContext, workflowState } from './resume-context.js';
+import { ResumableCall, resumeContext, workflowState } from './resume-context.js';
+import type { ResumeTarget } from './resume-context.js';
 
 /**
- * Marks histories written by this version: a decision counts only when it arrives while its key is
- * waited on. Histories of 0.1 (no marker) replay as they were written: a decision that came first is used.
+ * Marks histories written by this version: a decision counts when it arrives after the refused call
+ * was made. Histories of 0.1 (no marker) replay as they were written: the latest unused decision counts.
  */
 const DECIDES_BY_KEY_PATCH = 'temporal-idempotency/resumable-decides-by-key';
 
@@ -29,41 +30,50 @@ export const WORKFLOW_INTERCEPTORS_MISSING =
   "Worker.create({ ..., interceptors: { workflowModules: [require.resolve('temporal-idempotency/workflow-interceptors')] } }) " +
   '(or with bundleWorkflowCode({ workflowInterceptorModules })), or use IdempotencyPlugin.';
 
+interface Refusal extends PendingRefusal {
+  /** The refused activity's id, to find it among the activities the closure scheduled. */
+  readonly activityId: string | undefined;
+}
+
 /**
- * Runs `call` (one activity call); if it is refused as orphaned, waits until an operator
- * resolves or releases the key (`temporal-idempotency resolve|release KEY`), then runs `call`
- * again with the refused call's key. Other failures are rethrown untouched.
+ * Runs `call` (the activity calls of one step); if one of them is refused as orphaned, waits until
+ * an operator resolves or releases its key (`temporal-idempotency resolve|release KEY`), then runs
+ * `call` again; the activity that was refused (the same one by its place among the closure's calls
+ * of its type) carries the refused key. Other failures are rethrown untouched.
  */
 export async function resumable<T>(call: () => Promise<T>): Promise<T> {
   if (!workflowState.interceptorsInstalled) useWithoutInterceptors();
-  let resume: PendingRefusal | undefined;
+  let target: ResumeTarget | undefined;
   for (;;) {
+    const context = new ResumableCall(target);
+    const fromSeq = decisions.nextSeq;
     try {
-      return resume ? await resumeContext.run({ key: resume.key, activityType: resume.activityType, args: undefined }, call) : await call();
+      return await resumeContext.run(context, call);
     } catch (error) {
       const refusal = orphanedRefusalIn(error);
       if (!refusal) throw error;
-      await waitForDecision(refusal);
-      resume = refusal;
+      const ordinal = refusal.activityId === undefined ? undefined : context.ordinalOfActivity(refusal.activityType, refusal.activityId);
+      await waitForDecision(refusal, fromSeq);
+      target = { key: refusal.key, activityType: refusal.activityType, ordinal: ordinal ?? 0 };
     }
   }
 }
 
-async function waitForDecision(refusal: PendingRefusal): Promise<void> {
-  if (!patched(DECIDES_BY_KEY_PATCH)) {
-    const early = decisions.takeEarly(refusal.key);
-    if (early) return void log.info(`Operator ${early.decision} the refused call; calling it again`, { idempotencyKey: refusal.key });
+/** Waits for a decision on the refused key that arrived since the refused call was made. */
+async function waitForDecision(refusal: PendingRefusal, fromSeq: number): Promise<void> {
+  const byKey = patched(DECIDES_BY_KEY_PATCH);
+  const decided = byKey ? () => decisions.since(refusal.key, fromSeq) !== undefined : () => decisions.hasUnconsumed(refusal.key);
+  if (!decided()) {
+    decisions.startWaiting(refusal);
+    log.warn('Waiting for an operator decision on a refused call', { idempotencyKey: refusal.key, activityType: refusal.activityType });
+    try {
+      await condition(decided);
+    } finally {
+      decisions.stopWaiting(refusal.key);
+    }
   }
-  const fromSeq = decisions.nextSeq;
-  decisions.startWaiting(refusal);
-  log.warn('Waiting for an operator decision on a refused call', { idempotencyKey: refusal.key, activityType: refusal.activityType });
-  try {
-    await condition(() => decisions.since(refusal.key, fromSeq) !== undefined);
-  } finally {
-    decisions.stopWaiting(refusal.key);
-  }
-  const { decision } = decisions.since(refusal.key, fromSeq)!;
-  log.info(`Operator ${decision} the refused call; calling it again with its key`, { idempotencyKey: refusal.key });
+  const decision = byKey ? decisions.since(refusal.key, fromSeq) : decisions.consume(refusal.key);
+  log.info(`Operator ${decision?.decision ?? 'decided'} the refused call; calling it again with its key`, { idempotencyKey: refusal.key });
 }
 
 /**
@@ -76,7 +86,7 @@ function useWithoutInterceptors(): void {
   setHandler(pendingRefusalsQuery, () => decisions.pendingRefusals());
 }
 
-function orphanedRefusalIn(error: unknown): PendingRefusal | undefined {
+function orphanedRefusalIn(error: unknown): Refusal | undefined {
   const failure = error instanceof ActivityFailure ? error.cause : error;
   if (!(failure instanceof ApplicationFailure) || failure.type !== IdempotencyOrphanedClaim) return undefined;
   const details = failure.details?.[0] as { key?: unknown; activityType?: unknown } | undefined;
@@ -84,6 +94,7 @@ function orphanedRefusalIn(error: unknown): PendingRefusal | undefined {
   return {
     key: details.key,
     activityType: typeof details.activityType === 'string' ? details.activityType : 'unknown',
+    activityId: error instanceof ActivityFailure ? error.activityId : undefined,
     since: new Date(Date.now()).toISOString(),
     message: failure.message,
   };

@@ -20,9 +20,9 @@ async function seed() {
   const live = await schema.store.begin(request({ activityType: 'placeCall' }), 60_000);
   const dead = await schema.store.begin(request({ activityType: 'sendSms' }), 1_000);
   const unknown = await schema.store.begin(request(), 60_000);
-  await schema.store.markUnknown(unknown.claim.key, unknown.claim.token, 'timeout after send');
+  await schema.store.markUnknown(unknown.claim, { summary: 'timeout after send', detail: null });
   const done = await schema.store.begin(request(), 60_000);
-  await schema.store.complete(done.claim.key, done.claim.token, defaultPayloadConverter.toPayload({ id: 'ch_9' }));
+  await schema.store.complete(done.claim, defaultPayloadConverter.toPayload({ id: 'ch_9' }));
   await schema.pool.query(`UPDATE "${schema.name}".claims SET lease_expires_at = now() - interval '1 second' WHERE key = $1`, [dead.claim.key]);
   return { live: live.claim.key, dead: dead.claim.key, unknown: unknown.claim.key, done: done.claim.key };
 }

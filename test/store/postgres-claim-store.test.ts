@@ -46,9 +46,9 @@ describe('PostgresClaimStore', () => {
     const claim = request();
     const { claim: held } = await schema.store.begin(claim, LEASE_MS);
     const payload = defaultPayloadConverter.toPayload({ chargeId: 'ch_1' });
-    expect(await schema.store.complete(claim.key, randomUUID(), payload)).toBe(false);
+    expect(await schema.store.complete({ ...held, token: randomUUID() }, payload)).toBe(false);
     expect((await schema.store.get(claim.key))?.state).toBe('claimed');
-    expect(await schema.store.complete(claim.key, held.token, payload)).toBe(true);
+    expect(await schema.store.complete(held, payload)).toBe(true);
     const completed = await schema.store.get(claim.key);
     expect(completed?.state).toBe('completed');
     expect(defaultPayloadConverter.fromPayload(completed!.result!)).toEqual({ chargeId: 'ch_1' });
@@ -58,17 +58,17 @@ describe('PostgresClaimStore', () => {
   it('never releases a claim it does not hold, nor a completed one', async () => {
     const claim = request();
     const { claim: held } = await schema.store.begin(claim, LEASE_MS);
-    expect(await schema.store.release(claim.key, randomUUID())).toBe(false);
+    expect(await schema.store.release({ ...held, token: randomUUID() })).toBe(false);
     expect(await schema.store.get(claim.key)).not.toBeNull();
-    await schema.store.complete(claim.key, held.token, defaultPayloadConverter.toPayload(1));
-    expect(await schema.store.release(claim.key, held.token)).toBe(false);
+    await schema.store.complete(held, defaultPayloadConverter.toPayload(1));
+    expect(await schema.store.release(held)).toBe(false);
     expect((await schema.store.get(claim.key))?.state).toBe('completed');
   });
 
   it('frees the key on release, so the next begin wins with a new token', async () => {
     const claim = request();
     const first = await schema.store.begin(claim, LEASE_MS);
-    expect(await schema.store.release(claim.key, first.claim.token)).toBe(true);
+    expect(await schema.store.release(first.claim)).toBe(true);
     const second = await schema.store.begin({ ...claim, attempt: 2 }, LEASE_MS);
     expect(second.won).toBe(true);
     expect(second.claim.token).not.toBe(first.claim.token);
@@ -78,7 +78,7 @@ describe('PostgresClaimStore', () => {
   it('keeps a claim marked unknown, with its note, and later begins find it', async () => {
     const claim = request();
     const { claim: held } = await schema.store.begin(claim, LEASE_MS);
-    expect(await schema.store.markUnknown(claim.key, held.token, 'timeout after send')).toBe(true);
+    expect(await schema.store.markUnknown(held, { summary: 'timeout after send', detail: null })).toBe(true);
     const later = await schema.store.begin({ ...claim, attempt: 2 }, LEASE_MS);
     expect(later.won).toBe(false);
     expect(later.claim.state).toBe('unknown');
@@ -97,7 +97,7 @@ describe('takeover of an orphaned claim', () => {
   it('gives the claim the taker\'s identity and deadline, never a mix of two attempts', async () => {
     const orphanRequest = request({ workflowId: 'wf-orphan', runId: 'run-orphan', activityId: '7' });
     const { claim: orphan } = await schema.store.begin(orphanRequest, 60_000);
-    await schema.store.markUnknown(orphan.key, orphan.token, 'timeout after send');
+    await schema.store.markUnknown(orphan, { summary: 'timeout after send', detail: null });
     const taker = { ...orphanRequest, workflowId: 'wf-taker', runId: 'run-taker', activityId: '3', attempt: 2, claimedBy: 'taker/2', deadlineMs: 90_000 };
     const taken = await schema.store.takeOver({ ...orphan, state: 'unknown' }, taker, 60_000);
     expect(taken).toMatchObject({ state: 'claimed', workflowId: 'wf-taker', runId: 'run-taker', activityId: '3', attempt: 2, claimedBy: 'taker/2' });
@@ -121,9 +121,9 @@ describe('leases and waiting', () => {
   it('renews every held lease in one statement, and only claims still held with their token', async () => {
     const claims = await Promise.all(Array.from({ length: 5 }, () => schema.store.begin(request(), 300)));
     const [released, ...held] = claims.map((result) => result.claim);
-    await schema.store.release(released!.key, released!.token);
+    await schema.store.release(released!);
     const renewed = await schema.store.renewLeases(
-      [...held, released!, { key: held[0]!.key, token: randomUUID() }].map(({ key, token }) => ({ key, token })),
+      [...held, released!, { ...held[0]!, token: randomUUID() }],
       60_000,
     );
     expect([...renewed].sort()).toEqual(held.map((claim) => claim.token).sort());
@@ -139,7 +139,7 @@ describe('leases and waiting', () => {
       expect((await watch.current())?.state).toBe('claimed');
       const woken = watch.changed(20_000);
       const started = Date.now();
-      await schema.store.complete(claim.key, held.token, defaultPayloadConverter.toPayload('done'));
+      await schema.store.complete(held, defaultPayloadConverter.toPayload('done'));
       expect(await woken).toBe(true);
       expect(Date.now() - started).toBeLessThan(2_000);
       expect((await watch.current())?.state).toBe('completed');
@@ -157,12 +157,12 @@ describe('leases and waiting', () => {
     try {
       const quiet = request();
       const { claim: quietClaim } = await schema.store.begin(quiet, LEASE_MS);
-      await schema.store.complete(quiet.key, quietClaim.token, defaultPayloadConverter.toPayload(1));
+      await schema.store.complete(quietClaim, defaultPayloadConverter.toPayload(1));
       const awaited = request();
       const { claim: awaitedClaim } = await schema.store.begin(awaited, LEASE_MS);
       const watch = await schema.store.watch(awaited.key);
       await watch.current();
-      await schema.store.release(awaited.key, awaitedClaim.token);
+      await schema.store.release(awaitedClaim);
       watch.close();
       await sleep(300);
       expect(heard).toEqual([awaited.key]);
@@ -178,7 +178,7 @@ describe('leases and waiting', () => {
     try {
       await watch.current();
       const woken = watch.changed(20_000);
-      await schema.store.release(claim.key, held.token);
+      await schema.store.release(held);
       expect(await woken).toBe(true);
       expect(await watch.current()).toBeNull();
     } finally {

@@ -88,7 +88,7 @@ describe('connections taken away', () => {
       const first = await Promise.race([watch.current(), sleep(5_000).then(() => 'hung' as const)]);
       expect(first).not.toBe('hung');
       const woken = watch.changed(10_000);
-      await store.complete(request.key, claim.token, defaultPayloadConverter.toPayload('done'));
+      await store.complete(claim, defaultPayloadConverter.toPayload('done'));
       expect(await woken).toBe(true);
       expect((await watch.current())?.state).toBe('completed');
     } finally {
@@ -102,7 +102,7 @@ describe('leases', () => {
   it('keeps renewing a claim taken over under the same key after the old holder drops its own', async () => {
     const request = claimRequest();
     const { claim: orphan } = await schema.store.begin(request, 1_000);
-    await schema.store.markUnknown(request.key, orphan.token, 'test: outcome unknown');
+    await schema.store.markUnknown(orphan, { summary: 'test: outcome unknown', detail: null });
     const taken = (await schema.store.takeOver({ ...orphan, state: 'unknown' }, { ...request, attempt: 2 }, 1_500))!;
     expect(taken.token).not.toBe(orphan.token);
     const keeper = new LeaseKeeper(schema.store, 1_500, () => undefined);

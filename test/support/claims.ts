@@ -14,6 +14,7 @@ export function claimRequest(overrides: Partial<ClaimRequest> = {}): ClaimReques
     attempt: 1,
     claimedBy: 'test-host/1',
     deadlineMs: null,
+    aliases: [],
     ...overrides,
   };
 }

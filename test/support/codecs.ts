@@ -8,10 +8,12 @@ export class XorCodec implements PayloadCodec {
       data: xor(payload.data ?? new Uint8Array()),
     }));
   }
+  /** Like a real codec, it leaves alone what it did not encode (strict codecs refuse it; see StrictXorCodec). */
   async decode(payloads: Payload[]): Promise<Payload[]> {
-    return payloads.map(({ metadata, data }) => {
-      const { inner, ...rest } = metadata ?? {};
-      return { metadata: { ...rest, encoding: inner! }, data: xor(data ?? new Uint8Array()) };
+    return payloads.map((payload) => {
+      const { inner, ...rest } = payload.metadata ?? {};
+      if (new TextDecoder().decode(rest['encoding']) !== 'binary/xor' || inner === undefined) return payload;
+      return { metadata: { ...rest, encoding: inner }, data: xor(payload.data ?? new Uint8Array()) };
     });
   }
 }

@@ -115,3 +115,16 @@ export async function idleThenContinue(input: { continued?: boolean }): Promise<
 }
 
 export { chaosBatchWorkflow } from '../../scripts/chaos/workflows.js';
+
+/**
+ * Attack helper: two different actions of one activity type in one `resumable()` (a reminder, then a
+ * confirmation), each with its own arguments, so workflow scope gives each its own key.
+ */
+export async function resumableTwoActions(input: { activity: string; first: unknown; second: unknown }): Promise<unknown[]> {
+  const activities: Record<string, (arg: unknown) => Promise<unknown>> = proxyActivities({
+    startToCloseTimeout: 30_000,
+    retry: { initialInterval: 100, maximumAttempts: 5 },
+  });
+  const activity = activities[input.activity]!;
+  return resumable(async () => [await activity(input.first), await activity(input.second)]);
+}

@@ -119,7 +119,8 @@ describe('the activity\'s own word about its outcome', () => {
     const failure = await activityFailureOf(run(activities, { activity: 'send', args: ['y'] }, { activities: { send: { isAmbiguous } } }));
     expect(failure.type).toBe(IdempotencyOrphanedClaim);
     expect((failure.details?.[0] as RefusalDetails).reason).toBe('outcome-unknown');
-    expect(failure.message).toMatch(/isAmbiguous threw TypeError: cannot read properties of undefined/);
+    expect(failure.message).toMatch(/isAmbiguous threw TypeError while classifying the activity's Error/);
+    expect((failure.details?.[0] as RefusalDetails).outcomeDetail).toMatch(/isAmbiguous threw TypeError: cannot read properties of undefined/);
     expect(bodies).toBe(1);
   });
 
@@ -290,13 +291,16 @@ describe('text Postgres cannot store', () => {
         temporal.client.workflow.execute('callActivity', { taskQueue, workflowId, args: [{ activity: 'send', args: [] }] }),
       )
       .catch(() => undefined);
-    const [claim] = await claimRows(workflowId);
-    expect(claim?.state).toBe('unknown');
-    expect(claim?.outcome_note).toContain('line\\u0000dropped');
-    const { rows } = await schema.pool.query(`SELECT outcome, error_message FROM "${schema.name}".ledger_calls WHERE workflow_id = $1`, [
+    const { rows: claims } = await schema.pool.query<{ state: string; outcome_detail: { data: string } }>(
+      `SELECT state, outcome_detail FROM "${schema.name}".claims WHERE workflow_id = $1`,
+      [workflowId],
+    );
+    expect(claims.map((claim) => claim.state)).toEqual(['unknown']);
+    expect(Buffer.from(claims[0]!.outcome_detail.data, 'base64').toString()).toContain('line\\u0000dropped');
+    const { rows } = await schema.pool.query(`SELECT outcome, error_class FROM "${schema.name}".ledger_calls WHERE workflow_id = $1`, [
       workflowId,
     ]);
-    expect(rows).toEqual([{ outcome: 'outcome-unknown', error_message: expect.stringContaining('line\\u0000dropped') }]);
+    expect(rows).toEqual([{ outcome: 'outcome-unknown', error_class: 'OutcomeUnknownError' }]);
   });
 });
 

@@ -13,6 +13,7 @@ import {
   IdempotencyOrphanedClaim,
   OutcomeUnknownError,
   idempotencyInterceptors,
+  idempotencyKey,
 } from '../../src/index.js';
 import type { IdempotencyOptions, RefusalDetails } from '../../src/index.js';
 import { CHARGE_ROUTE, createActivities } from '../../activities/index.js';
@@ -87,6 +88,44 @@ describe('first call and repeats', () => {
   });
 });
 
+describe('activities that are not writes', () => {
+  it('runs a poll set to false on every call, so a polling loop sees the status change', async () => {
+    const statuses = ['pending', 'pending', 'pending', 'succeeded'];
+    let polls = 0;
+    const activities = { getPaymentStatus: async () => statuses[polls++] };
+    const results = await callActivity(activities, { activity: 'getPaymentStatus', args: ['pay_1'], times: 4 }, { activities: { getPaymentStatus: false } });
+    expect(results).toEqual(statuses);
+    expect(polls).toBe(4);
+  });
+
+  it("with guard: 'listed', guards only the listed activities; an unguarded one has no key and no ledger entry", async () => {
+    let sends = 0;
+    let reads = 0;
+    const workflowId = uniqueName('wf');
+    const activities = {
+      send: async () => ++sends,
+      read: async () => {
+        reads++;
+        return Promise.reject(new Error('unreachable')).catch(() => {
+          try {
+            idempotencyKey();
+            return 'had a key';
+          } catch (error) {
+            return (error as Error).message;
+          }
+        });
+      },
+    };
+    const options: Options = { guard: 'listed', audit: true, activities: { send: {} } };
+    expect(await callActivity(activities, { activity: 'send', args: [], times: 2 }, options, workflowId)).toEqual([1, 1]);
+    const [message] = (await callActivity(activities, { activity: 'read', args: [], times: 2 }, options, workflowId)) as [string];
+    expect(reads).toBe(2);
+    expect(message).toMatch(/which its settings leave unguarded/);
+    const { rows } = await schema.pool.query(`SELECT activity_type FROM "${schema.name}".ledger WHERE workflow_id = $1 AND event = 'started'`, [workflowId]);
+    expect(rows).toEqual([{ activity_type: 'send' }]);
+  });
+});
+
 describe('recorded results replay exactly', () => {
   const shapes: Array<[string, unknown]> = [
     ['undefined', undefined],
@@ -157,7 +196,8 @@ describe('refusals', () => {
         const failure = await activityFailureOf(handle.result());
         expect(failure.type).toBe(IdempotencyOrphanedClaim);
         expect(failure.nonRetryable).toBe(true);
-        expect(failure.message).toMatch(/marked its outcome unknown \(OutcomeUnknownError: socket closed/);
+        expect(failure.message).toMatch(/marked its outcome unknown \(the activity threw OutcomeUnknownError\)/);
+        expect(failure.message).not.toContain('socket closed after the request was sent');
         const details = failure.details?.[0] as RefusalDetails;
         expect(details).toMatchObject({ activityType: 'placeCall', workflowId, attempt: 1, reason: 'outcome-unknown' });
         expect(details.key).toMatch(/^[0-9a-f]{64}$/);

@@ -59,7 +59,7 @@ describe('fetch (undici)', () => {
 
   it('ambiguous: the server closed the socket after the request arrived', async () => {
     const error = await errorOf(() => fetch(`${base}/reset`, { method: 'POST', body: '{}' }));
-    expect(classifyOutcome(error, notCancelled)).toMatchObject({ ambiguous: true, reason: expect.stringMatching(/UND_ERR_SOCKET|ECONNRESET/) });
+    expect(classifyOutcome(error, notCancelled)).toMatchObject({ ambiguous: true, summary: expect.stringMatching(/UND_ERR_SOCKET|ECONNRESET/) });
   });
 
   it('ambiguous: the response body timed out mid-way', async () => {
@@ -67,7 +67,7 @@ describe('fetch (undici)', () => {
       const response = await fetch(`${base}/stall-body`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(300) });
       return response.json();
     });
-    expect(classifyOutcome(error, notCancelled)).toMatchObject({ ambiguous: true, reason: expect.stringMatching(/TimeoutError/) });
+    expect(classifyOutcome(error, notCancelled)).toMatchObject({ ambiguous: true, summary: expect.stringMatching(/TimeoutError/) });
   });
 
   it('ambiguous: an abort while the request was in flight', async () => {
@@ -77,7 +77,7 @@ describe('fetch (undici)', () => {
       setTimeout(() => controller.abort(), 50);
       return response.text();
     });
-    expect(classifyOutcome(error, notCancelled)).toMatchObject({ ambiguous: true, reason: expect.stringMatching(/AbortError/) });
+    expect(classifyOutcome(error, notCancelled)).toMatchObject({ ambiguous: true, summary: expect.stringMatching(/AbortError/) });
   });
 });
 
@@ -91,7 +91,7 @@ describe('http', () => {
           req.end('{}');
         }),
     );
-    expect(classifyOutcome(error, notCancelled)).toMatchObject({ ambiguous: true, reason: expect.stringMatching(/ECONNRESET/) });
+    expect(classifyOutcome(error, notCancelled)).toMatchObject({ ambiguous: true, summary: expect.stringMatching(/ECONNRESET/) });
   });
 });
 
@@ -113,7 +113,7 @@ describe('what decides first', () => {
       },
       cancelled: undefined,
     });
-    expect(verdict).toMatchObject({ ambiguous: true, reason: expect.stringMatching(/isAmbiguous threw Error: classifier bug/) });
+    expect(verdict).toMatchObject({ ambiguous: true, summary: expect.stringMatching(/isAmbiguous threw Error while classifying/), detail: expect.stringMatching(/classifier bug/) });
   });
 
   it('a cancellation mid-call, for any other error', () => {

@@ -8,7 +8,10 @@
  * vendor) and still calling, so operators need `--force` to release or resolve.
  *
  * `waiters` lists every workflow refused on a key, so an operator's decision
- * reaches all of them, not only the one that made the claim.
+ * reaches all of them, not only the one that made the claim. A row stays until
+ * its workflow is found closed (a signal may be lost, and `resume` must still
+ * reach it); `signalled_at` is when it was last told, and `prune` keeps the
+ * record of a key whose waiters were never told, or told recently.
  */
 export default (schema: string): string => `
 ALTER TABLE ${schema}.claims ADD COLUMN deadline_at timestamptz;
@@ -20,6 +23,7 @@ CREATE TABLE ${schema}.waiters (
   run_id text,
   activity_type text NOT NULL,
   refused_at timestamptz NOT NULL DEFAULT now(),
+  signalled_at timestamptz,
   PRIMARY KEY (key, namespace, workflow_id)
 );
 `;

@@ -6,6 +6,7 @@ import claims from './000001-claims.js';
 import leases from './000002-leases.js';
 import ledger from './000003-ledger.js';
 import deadlinesAndWaiters from './000004-deadlines-and-waiters.js';
+import trust from './000005-trust.js';
 
 export interface Migration {
   readonly id: number;
@@ -19,6 +20,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: 2, name: 'leases', sql: leases },
   { id: 3, name: 'ledger', sql: ledger },
   { id: 4, name: 'deadlines-and-waiters', sql: deadlinesAndWaiters },
+  { id: 5, name: 'trust', sql: trust },
 ];
 
 export const LATEST_MIGRATION = MIGRATIONS.length;

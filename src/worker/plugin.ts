@@ -1,0 +1,108 @@
+/**
+ * `IdempotencyPlugin`: the idiomatic registration on SDK 1.24's `plugins`.
+ * It puts the idempotency interceptor outermost, adds the workflow
+ * interceptors (to the worker's bundle, or to `bundleWorkflowCode`), checks
+ * the per-activity settings against the activities the worker registers, and
+ * closes the store's own connections when the worker stops.
+ *
+ * ```ts
+ * Worker.create({ ..., plugins: [new IdempotencyPlugin({ store })] });
+ * ```
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type {
+  ActivityInterceptorsFactory,
+  BundleOptions,
+  BundlerPlugin,
+  ReplayWorkerOptions,
+  Worker,
+  WorkerOptions,
+  WorkerPlugin,
+} from '@temporalio/worker';
+import { IdempotencyConfigError } from './errors.js';
+import { nearestName } from './options.js';
+import type { AnyActivity, IdempotencyOptions } from './options.js';
+import { idempotencyInterceptors } from './registration.js';
+
+/** The workflow interceptors module, as the bundler needs it: a file path (compiled, or the source in this repository). */
+export const WORKFLOW_INTERCEPTORS_MODULE: string = (() => {
+  for (const file of ['../workflow/interceptors.js', '../workflow/interceptors.ts']) {
+    const path = fileURLToPath(new URL(file, import.meta.url));
+    if (existsSync(path)) return path;
+  }
+  return fileURLToPath(new URL('../workflow/interceptors.js', import.meta.url));
+})();
+
+export class IdempotencyPlugin<Activities extends object = Record<string, AnyActivity>> implements WorkerPlugin, BundlerPlugin {
+  readonly name = 'temporal-idempotency';
+  private readonly activityInterceptors: ActivityInterceptorsFactory[];
+
+  /** Validates the options now, like `idempotencyInterceptors()`, so a mistake fails where the worker is built. */
+  constructor(private readonly options: IdempotencyOptions<Activities>) {
+    this.activityInterceptors = idempotencyInterceptors(options);
+  }
+
+  configureWorker(options: WorkerOptions): WorkerOptions {
+    checkActivityNames(this.options, options.activities);
+    const interceptors = options.interceptors ?? {};
+    return {
+      ...options,
+      interceptors: {
+        ...interceptors,
+        // First in the list is the outermost: idempotency sees every call before anything else acts on it.
+        activity: [...this.activityInterceptors, ...(interceptors.activity ?? [])],
+        workflowModules: withModule(interceptors.workflowModules),
+      },
+    };
+  }
+
+  configureReplayWorker(options: ReplayWorkerOptions): ReplayWorkerOptions {
+    const interceptors = options.interceptors ?? {};
+    return { ...options, interceptors: { ...interceptors, workflowModules: withModule(interceptors.workflowModules) } };
+  }
+
+  configureBundler(options: BundleOptions): BundleOptions {
+    return { ...options, workflowInterceptorModules: withModule(options.workflowInterceptorModules) };
+  }
+
+  async runWorker(worker: Worker, next: (worker: Worker) => Promise<void>): Promise<void> {
+    putOutermost(worker.options.interceptors.activity, this.activityInterceptors);
+    try {
+      await next(worker);
+    } finally {
+      await this.options.store.close?.();
+    }
+  }
+}
+
+/**
+ * A plugin configured after this one may have put its own activity interceptor in front. The worker
+ * reads this very array for every activity it starts, so moving ours back to the front, before the
+ * worker runs, keeps idempotency outermost whatever the plugins' order.
+ */
+function putOutermost(activity: ActivityInterceptorsFactory[], ours: readonly ActivityInterceptorsFactory[]): void {
+  if (ours.every((factory, index) => activity[index] === factory)) return;
+  const others = activity.filter((factory) => !ours.includes(factory));
+  activity.splice(0, activity.length, ...ours, ...others);
+}
+
+function withModule(modules: readonly string[] | undefined): string[] {
+  const list = [...(modules ?? [])];
+  return list.includes(WORKFLOW_INTERCEPTORS_MODULE) ? list : [...list, WORKFLOW_INTERCEPTORS_MODULE];
+}
+
+/** A setting for an activity the worker does not register is a mistake: usually a misspelling. */
+function checkActivityNames(options: IdempotencyOptions<object>, activities: WorkerOptions['activities']): void {
+  if (!activities) return;
+  const registered = Object.keys(activities);
+  for (const name of Object.keys(options.activities ?? {})) {
+    if (registered.includes(name)) continue;
+    const near = nearestName(name, registered);
+    throw new IdempotencyConfigError(
+      `activities.${name}`,
+      `no activity ${name} is registered on this worker${near ? `; did you mean ${near}?` : ''} ` +
+        `(registered: ${registered.join(', ') || 'none'}).`,
+    );
+  }
+}

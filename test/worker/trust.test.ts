@@ -1,0 +1,290 @@
+/**
+ * Trust, as a payments company's security review would test it: the claims
+ * table is the authority over whether a call happens, so with a deployment
+ * secret a row written or changed without it is refused, never obeyed; keys
+ * reveal nothing about the arguments; with a codec, no user data is left in
+ * plain text in the tables, the history or the logs; the ledger and the
+ * operator trail are append-only by the database's own rules.
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
+import { DefaultLogger, Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { ActivityFunction } from '@temporalio/common';
+import {
+  IdempotencyRecordRejected,
+  OutcomeUnknownError,
+  PostgresClaimStore,
+  idempotencyInterceptors,
+} from '../../src/index.js';
+import type { IdempotencyOptions, PostgresClaimStoreOptions } from '../../src/index.js';
+import { DeploymentSecret, UNKEYED, deriveCustomKey, keyedFormat } from '../../src/key/index.js';
+import { waitForOwner } from '../../src/worker/owner-wait.js';
+import { outcomeChannel } from '../../src/store/index.js';
+import { useTestSchema } from '../support/schema.js';
+import { uniqueName, useTemporal } from '../support/temporal.js';
+import { activityFailureOf } from '../support/failures.js';
+import { XorCodec } from '../support/codecs.js';
+import { claimRequest } from '../support/claims.js';
+import { loggedLines } from '../support/logs.js';
+import { runCli } from '../support/cli.js';
+import { workflowInterceptorModules } from '../../dev/workflow-interceptors.js';
+
+const schema = useTestSchema(import.meta.filename);
+const temporal = useTemporal();
+const SECRET = 'test-deployment-secret-of-at-least-32-bytes!';
+const pools: pg.Pool[] = [];
+afterAll(() => Promise.all(pools.map((pool) => pool.end())));
+
+function storeWith(options: Omit<PostgresClaimStoreOptions, 'pool'> = {}): PostgresClaimStore {
+  return new PostgresClaimStore({ pool: schema.pool, schema: schema.name, ...options });
+}
+
+async function run(
+  activities: Record<string, ActivityFunction>,
+  input: { activity: string; args: unknown[] },
+  options: IdempotencyOptions,
+  workflowId = uniqueName('wf'),
+) {
+  const taskQueue = uniqueName('tq');
+  return temporal.withWorker({ taskQueue, activities, interceptors: { activity: idempotencyInterceptors(options) } }, () =>
+    temporal.client.workflow.execute('callActivity', { taskQueue, workflowId, args: [input] }),
+  );
+}
+
+/** The key a custom `key()` of `customKey` gets for activity `charge`, under the test secret. */
+function keyedCustomKey(customKey: string): string {
+  return deriveCustomKey({ namespace: 'default', activityType: 'charge', customKey }, keyedFormat(new DeploymentSecret(SECRET)));
+}
+
+describe('records written without the secret are refused, never obeyed', () => {
+  it('a forged completed row: refused, non-retryably, and the vendor is not called', async () => {
+    const order = uniqueName('order');
+    const key = keyedCustomKey(order);
+    await schema.pool.query(
+      `INSERT INTO "${schema.name}".claims (key, state, token, fingerprint, namespace, activity_type, activity_id, attempt, claimed_by, result_payload, finished_at)
+       VALUES ($1, 'completed', $2, 'fp', 'default', 'charge', '1', 1, 'attacker', $3, now())`,
+      [key, randomUUID(), { metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('{"id":"ch_FORGED"}').toString('base64') }],
+    );
+    let charges = 0;
+    const failure = await activityFailureOf(
+      run({ charge: async () => (charges++, { id: 'ch_real' }) }, { activity: 'charge', args: [{ order, cents: 990_000 }] }, {
+        store: storeWith({ secret: SECRET }),
+        activities: { charge: { key: ({ args }) => (args[0] as { order: string }).order } },
+      }),
+    );
+    expect(failure.type).toBe(IdempotencyRecordRejected);
+    expect(failure.nonRetryable).toBe(true);
+    expect(failure.message).toContain(key);
+    expect(charges).toBe(0);
+  });
+
+  it('a genuine encrypted result copied onto another key: refused', async () => {
+    const codec = new XorCodec();
+    const store = storeWith({ secret: SECRET });
+    const options: IdempotencyOptions = { store, payloadCodecs: [codec], activities: { charge: { key: ({ args }) => (args[0] as { order: string }).order } } };
+    let charges = 0;
+    const charge = async (request: { order: string; cents: number }) => (charges++, { receipt: `${request.cents}` });
+    const small = uniqueName('small');
+    await run({ charge }, { activity: 'charge', args: [{ order: small, cents: 100 }] }, options);
+    const big = uniqueName('big');
+    // The attacker copies the small charge's signed, encrypted row onto the big charge's key.
+    await schema.pool.query(
+      `INSERT INTO "${schema.name}".claims (key, state, token, fingerprint, namespace, activity_type, activity_id, attempt, claimed_by, result_payload, record_mac, finished_at)
+       SELECT $2, state, token, fingerprint, namespace, activity_type, activity_id, attempt, claimed_by, result_payload, record_mac, finished_at
+       FROM "${schema.name}".claims WHERE key = $1`,
+      [keyedCustomKey(small), keyedCustomKey(big)],
+    );
+    const failure = await activityFailureOf(run({ charge }, { activity: 'charge', args: [{ order: big, cents: 990_000 }] }, options));
+    expect(failure.type).toBe(IdempotencyRecordRejected);
+    expect(charges).toBe(1);
+  });
+
+  it('a result edited in place: refused', async () => {
+    const options: IdempotencyOptions = { store: storeWith({ secret: SECRET }), activities: { charge: { key: ({ args }) => (args[0] as { order: string }).order } } };
+    let charges = 0;
+    const charge = async () => (charges++, { id: 'ch_1', amount: 100 });
+    const order = uniqueName('order');
+    await run({ charge }, { activity: 'charge', args: [{ order }] }, options);
+    await schema.pool.query(`UPDATE "${schema.name}".claims SET result_payload = $2 WHERE key = $1`, [
+      keyedCustomKey(order),
+      { metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('{"id":"ch_1","amount":1}').toString('base64') },
+    ]);
+    const failure = await activityFailureOf(run({ charge }, { activity: 'charge', args: [{ order }] }, options));
+    expect(failure.type).toBe(IdempotencyRecordRejected);
+    expect(charges).toBe(1);
+  });
+
+  it('a record signed by the workers is answered from, and the operator\'s resolution only with the secret', async () => {
+    const options: IdempotencyOptions = { store: storeWith({ secret: SECRET }), activities: { charge: { key: ({ args }) => (args[0] as { order: string }).order } } };
+    const order = uniqueName('order');
+    let attempts = 0;
+    const charge = async () => {
+      if (++attempts === 1) throw new OutcomeUnknownError('the line dropped');
+      return { id: 'ch_unreachable' };
+    };
+    await activityFailureOf(run({ charge }, { activity: 'charge', args: [{ order }] }, options));
+    const key = keyedCustomKey(order);
+    const cli = (env: Record<string, string>, ...args: string[]) => runCli([...args, '--schema', schema.name, '--no-signal'], env);
+    const unsigned = await cli({}, 'resolve', key, '--result', '{"id":"ch_by_hand"}');
+    expect(unsigned.code).toBe(2);
+    expect(unsigned.stderr).toMatch(/record is signed.*Give the CLI the same secret.*Nothing was changed/);
+    const signed = await cli({ TEMPORAL_IDEMPOTENCY_SECRET: SECRET }, 'resolve', key, '--result', '{"id":"ch_by_hand"}', '--reason', 'vendor dashboard shows ch_by_hand');
+    expect(signed.code).toBe(0);
+    expect(await run({ charge }, { activity: 'charge', args: [{ order }] }, options)).toEqual([{ id: 'ch_by_hand' }]);
+    expect(attempts).toBe(1);
+    const shown = JSON.parse((await cli({}, 'show', key, '--json')).stdout) as { record: string; operator_actions: Array<Record<string, unknown>> };
+    expect(shown.operator_actions).toEqual([
+      expect.objectContaining({ action: 'resolve', reason: 'vendor dashboard shows ch_by_hand', forced: false, databaseUser: expect.any(String) }),
+    ]);
+  });
+});
+
+describe('keys that reveal nothing', () => {
+  it('a keyed key cannot be checked against guessed phone numbers; an unkeyed one can', () => {
+    const phone = '+4915112345678';
+    const keyOf = (candidate: string, format = UNKEYED) => deriveCustomKey({ namespace: 'default', activityType: 'sendSms', customKey: candidate }, format);
+    const guesses = Array.from({ length: 10_000 }, (_, i) => `+49151123${String(40_000 + i).padStart(5, '0')}`);
+    const unkeyed = keyOf(phone);
+    expect(guesses.find((guess) => keyOf(guess) === unkeyed)).toBe(phone);
+    const keyed = keyOf(phone, keyedFormat(new DeploymentSecret(SECRET)));
+    expect(guesses.find((guess) => keyOf(guess) === keyed)).toBeUndefined();
+  });
+
+  it('finds a claim made before the secret, while previousSecrets includes "unkeyed"', async () => {
+    const order = uniqueName('order');
+    let charges = 0;
+    const charge = async () => (charges++, { id: `ch_${charges}` });
+    const activities = { charge: { key: ({ args }: { args: readonly unknown[] }) => (args[0] as { order: string }).order } };
+    await run({ charge }, { activity: 'charge', args: [{ order }] }, { store: storeWith(), activities });
+    const again = await run({ charge }, { activity: 'charge', args: [{ order }] }, {
+      store: storeWith({ secret: SECRET, previousSecrets: ['unkeyed'] }),
+      activities,
+    });
+    expect(again).toEqual([{ id: 'ch_1' }]);
+    expect(charges).toBe(1);
+  });
+
+  it('claims under every key of the window, so a worker still on the old format meets the new claim', async () => {
+    const store = storeWith({ secret: SECRET, previousSecrets: ['unkeyed'] });
+    const [current, previous] = [store.keyFormats.current, store.keyFormats.previous[0]!];
+    const order = uniqueName('order');
+    const keyIn = (format: typeof current) => deriveCustomKey({ namespace: 'default', activityType: 'charge', customKey: order }, format);
+    const request = claimRequest({ key: keyIn(current), fingerprint: 'fp2', aliases: [{ key: keyIn(previous), fingerprint: 'fp1' }] });
+    const begun = await store.begin(request, 60_000);
+    expect(begun.won).toBe(true);
+    const old = await storeWith().begin(claimRequest({ key: keyIn(previous), fingerprint: 'fp1' }), 60_000);
+    expect(old.won).toBe(false);
+    expect(old.claim.token).toBe(begun.claim.token);
+  });
+});
+
+describe('no user data in plain text, with a codec', () => {
+  it('keeps an api key from an error message out of the claims, the ledger, the history and the logs', async () => {
+    const leaked = `sk_live_${randomUUID().replace(/-/g, '')}`;
+    const codec = new XorCodec();
+    const taskQueue = uniqueName('tq');
+    const workflowId = uniqueName('wf');
+    const logsBefore = loggedLines().length;
+    const activities = {
+      charge: async () => {
+        throw new OutcomeUnknownError(`timeout calling https://api.vendor.example/v1/charges?api_key=${leaked}`);
+      },
+    };
+    const failureConverterPath = fileURLToPath(new URL('../support/encoding-failure-converter.ts', import.meta.url));
+    const bundle = await bundleWorkflowCode({
+      workflowsPath: fileURLToPath(new URL('../support/workflows.ts', import.meta.url)),
+      workflowInterceptorModules,
+      failureConverterPath,
+      logger: new DefaultLogger('WARN'),
+    });
+    const worker = await Worker.create({
+      connection: temporal.nativeConnection,
+      taskQueue,
+      workflowBundle: bundle,
+      activities,
+      dataConverter: { payloadCodecs: [codec], failureConverterPath },
+      interceptors: { activity: idempotencyInterceptors({ store: storeWith({ secret: SECRET }), payloadCodecs: [codec], audit: true }) },
+    });
+    await worker
+      .runUntil(temporal.client.workflow.execute('callActivity', { taskQueue, workflowId, args: [{ activity: 'charge', args: [], maximumAttempts: 2 }] }))
+      .catch(() => undefined);
+    const claims = await schema.pool.query(`SELECT row_to_json(c)::text AS row FROM "${schema.name}".claims c WHERE workflow_id = $1`, [workflowId]);
+    const ledger = await schema.pool.query(`SELECT row_to_json(l)::text AS row FROM "${schema.name}".ledger l WHERE workflow_id = $1`, [workflowId]);
+    expect(claims.rows).toHaveLength(1);
+    expect(ledger.rows).toHaveLength(2);
+    const history = JSON.stringify(await temporal.client.workflow.getHandle(workflowId).fetchHistory());
+    expect(history).toContain('IdempotencyOrphanedClaim');
+    // Errors in log metadata are written out whole (message, stack, cause), as a log shipper would.
+    const logs = JSON.stringify(loggedLines().slice(logsBefore), (_, value: unknown) =>
+      typeof value === 'bigint' ? String(value) : value instanceof Error ? { ...value, message: value.message, stack: value.stack, cause: value.cause } : value,
+    );
+    for (const [where, text] of Object.entries({ claims: JSON.stringify(claims.rows), ledger: JSON.stringify(ledger.rows), history, logs })) {
+      expect(text.includes(leaked), `${where} holds the api key in plain text`).toBe(false);
+      expect(Buffer.from(text).toString('base64').includes(Buffer.from(leaked).toString('base64')), `${where} holds it in base64`).toBe(false);
+    }
+  });
+});
+
+describe('notifications anyone can send', () => {
+  it('a NOTIFY storm on a key makes a waiter re-read at most five times a second', async () => {
+    const store = storeWith();
+    const request = claimRequest();
+    await store.begin(request, 60_000);
+    const watch = await store.watch(request.key);
+    let reads = 0;
+    const spoofer = new pg.Pool({ connectionString: inject('databaseUrl'), max: 2 });
+    pools.push(spoofer);
+    let storming = true;
+    const storm = (async () => {
+      while (storming) await spoofer.query('SELECT pg_notify($1, $2) FROM generate_series(1, 50)', [outcomeChannel(schema.name), request.key]);
+    })();
+    const started = Date.now();
+    try {
+      const outcome = await waitForOwner(watch, () => (reads++, watch.current()), {
+        deadline: Date.now() + 3_000,
+        pollMs: 1_000,
+        signal: new AbortController().signal,
+        heartbeat: () => undefined,
+      });
+      expect(outcome.kind).toBe('busy');
+    } finally {
+      storming = false;
+      await storm;
+      watch.close();
+    }
+    const seconds = (Date.now() - started) / 1000;
+    expect(reads).toBeLessThanOrEqual(Math.ceil(seconds * 5) + 1);
+  });
+});
+
+describe('an append-only ledger and operator trail, enforced', () => {
+  it('refuses UPDATE and DELETE to a worker role granted them, and lets the owner prune', async () => {
+    const role = `ti_worker_${randomUUID().slice(0, 8)}`;
+    await schema.pool.query(`CREATE ROLE ${role} LOGIN PASSWORD 'worker'`);
+    await schema.pool.query(`GRANT USAGE ON SCHEMA "${schema.name}" TO ${role}`);
+    // Granted more than it needs on purpose: the trigger must hold anyway.
+    await schema.pool.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "${schema.name}" TO ${role}`);
+    await schema.pool.query(`GRANT USAGE ON ALL SEQUENCES IN SCHEMA "${schema.name}" TO ${role}`);
+    const url = new URL(inject('databaseUrl'));
+    url.username = role;
+    url.password = 'worker';
+    const worker = new pg.Pool({ connectionString: url.toString(), max: 1 });
+    pools.push(worker);
+    const callId = randomUUID();
+    const call = { callId, key: 'k', activityType: 'charge', workflowId: 'wf', runId: 'r', activityId: '1', attempt: 1, worker: 'w/1' };
+    await new PostgresClaimStore({ pool: worker, schema: schema.name }).auditLedger().recordStart(call);
+    for (const table of ['ledger', 'operator_actions']) {
+      await expect(worker.query(`UPDATE "${schema.name}".${table} SET key = 'other'`)).rejects.toThrow(/append-only/);
+      await expect(worker.query(`DELETE FROM "${schema.name}".${table}`)).rejects.toThrow(/append-only/);
+    }
+    const { rowCount } = await schema.pool.query(`DELETE FROM "${schema.name}".ledger WHERE call_id = $1`, [callId]);
+    expect(rowCount).toBe(1);
+    await sleep(0);
+  });
+});
+
+void defaultPayloadConverter;
