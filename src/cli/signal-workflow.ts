@@ -54,7 +54,7 @@ async function loadClient(): Promise<typeof import('@temporalio/client')> {
   try {
     return await import('@temporalio/client');
   } catch (error) {
-    // The CLI is compiled to CommonJS, where this import() is a require(): MODULE_NOT_FOUND.
+    // ERR_MODULE_NOT_FOUND from import(); MODULE_NOT_FOUND if a build ever turns it into require().
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== 'MODULE_NOT_FOUND' && code !== 'ERR_MODULE_NOT_FOUND') throw error;
     throw new Error('@temporalio/client is not installed; add it to the project to let the CLI signal workflows', { cause: error });
