@@ -37,8 +37,8 @@ export async function runFixture(fixture: Fixture, tarball: string, versions: Ve
   if (fixture.kind === 'esm') {
     await at('README blocks compile', async () => {
       const report = await compileReadmeBlocks(fixture);
-      const skipped = report.skipped.map((block) => `line ${block.line} (${block.reason})`).join(', ');
-      console.log(`  ${report.compiled} compiled${skipped ? `; not compiled: ${skipped}` : ''}`);
+      for (const block of report.compiled) console.log(`  line ${block.line}: compiles ${block.as.join(' and ')}`);
+      for (const block of report.skipped) console.log(`  line ${block.line}: not compiled (${block.reason})`);
     });
   }
 }
