@@ -1,5 +1,5 @@
 /** Tells workflows waiting in `resumable()` that an operator decided their refused call. */
-import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import type { Connection } from '@temporalio/client';
 import { OPERATOR_DECISION_SIGNAL } from '../operator-decision.js';
 import type { OperatorDecision } from '../operator-decision.js';
 import type { Waiter } from '../store/index.js';
@@ -15,9 +15,15 @@ export type SignalOutcome =
 export async function signalDecision(waiters: readonly Waiter[], decision: OperatorDecision): Promise<SignalOutcome[]> {
   if (waiters.length === 0) return [];
   const address = process.env['TEMPORAL_ADDRESS'] ?? 'localhost:7233';
+  let temporal: typeof import('@temporalio/client');
   let connection: Connection;
   try {
-    connection = await Connection.connect({ address, connectTimeout: 5_000 });
+    temporal = await loadClient();
+  } catch (error) {
+    return waiters.map((waiter) => ({ waiter, delivered: false, closed: false, error: (error as Error).message }));
+  }
+  try {
+    connection = await temporal.Connection.connect({ address, connectTimeout: 5_000 });
   } catch (error) {
     const text = `cannot connect to Temporal at ${address}: ${(error as Error).message}`;
     return waiters.map((waiter) => ({ waiter, delivered: false, closed: false, error: text }));
@@ -25,17 +31,32 @@ export async function signalDecision(waiters: readonly Waiter[], decision: Opera
   try {
     const outcomes: SignalOutcome[] = [];
     for (const waiter of waiters) {
-      const client = new Client({ connection, namespace: waiter.namespace });
+      const client = new temporal.Client({ connection, namespace: waiter.namespace });
       try {
         await client.workflow.getHandle(waiter.workflowId).signal(OPERATOR_DECISION_SIGNAL, decision);
         outcomes.push({ waiter, delivered: true });
       } catch (error) {
-        const closed = error instanceof WorkflowNotFoundError;
+        const closed = error instanceof temporal.WorkflowNotFoundError;
         outcomes.push({ waiter, delivered: false, closed, error: (error as Error).message });
       }
     }
     return outcomes;
   } finally {
     await connection.close();
+  }
+}
+
+/**
+ * @temporalio/client is an optional peer dependency: only this signal needs it,
+ * so every other command works in a project that does not have it.
+ */
+async function loadClient(): Promise<typeof import('@temporalio/client')> {
+  try {
+    return await import('@temporalio/client');
+  } catch (error) {
+    // ERR_MODULE_NOT_FOUND from import(); MODULE_NOT_FOUND if a build ever turns it into require().
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'MODULE_NOT_FOUND' && code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    throw new Error('@temporalio/client is not installed; add it to the project to let the CLI signal workflows', { cause: error });
   }
 }

@@ -134,10 +134,14 @@ describe('durability', () => {
     const store = new PostgresClaimStore({ pool, schema: schema.name, logger, preparedStatements: false });
     await store.begin(claimRequest(), 60_000); // first use: the check runs
     expect(logger.lines.join('\n')).toMatch(/synchronous_commit is 'off'.*each claim sets it to 'on'/);
+    // Postgres 18 moved the count of WAL syncs from pg_stat_wal to pg_stat_io.
+    const { rows: version } = await pool.query<{ number: number }>("SELECT current_setting('server_version_num')::int AS number");
+    const walSyncs =
+      version[0]!.number >= 180_000 ? "SELECT sum(fsyncs) AS wal_sync FROM pg_stat_io WHERE object = 'wal'" : 'SELECT wal_sync FROM pg_stat_wal';
     const flushes = async () => {
       await pool.query('SELECT pg_stat_force_next_flush()');
       await sleep(50);
-      const { rows } = await pool.query<{ wal_sync: string }>('SELECT wal_sync FROM pg_stat_wal');
+      const { rows } = await pool.query<{ wal_sync: string }>(walSyncs);
       return Number(rows[0]!.wal_sync);
     };
     const claims = 100;

