@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { LEASE_MS, RESULT_JSON, nextClaimRequest } from './claim-input.js';
+import { LATEST_MIGRATION } from '../src/store/migrations/index.js';
 
 export function baselineCycle(pool: pg.Pool, schema: string): () => Promise<void> {
   const table = `"${schema}".claims`;
@@ -15,8 +16,8 @@ export function baselineCycle(pool: pg.Pool, schema: string): () => Promise<void
   const insert = `
 INSERT INTO ${table}
   (key, state, token, fingerprint, namespace, activity_type, workflow_id, run_id, activity_id, attempt, claimed_by,
-   lease_expires_at)
-VALUES ($1, 'claimed', $2, $3, $4, $5, $6, $7, $8, $9, $10, now() + $11 * interval '1 millisecond')
+   lease_expires_at, worker_schema)
+VALUES ($1, 'claimed', $2, $3, $4, $5, $6, $7, $8, $9, $10, now() + $11 * interval '1 millisecond', $12)
 ON CONFLICT (key) DO NOTHING
 RETURNING key, state, token, fingerprint, namespace, activity_type, workflow_id, run_id, activity_id,
   attempt, claimed_by, claimed_at, finished_at, result_payload, outcome_note, lease_expires_at, true AS owner_alive`;
@@ -42,6 +43,7 @@ FROM settled`;
       request.attempt,
       request.claimedBy,
       LEASE_MS,
+      LATEST_MIGRATION,
     ] });
     const claim = rows[0];
     if (!claim) throw new Error(`a fresh random key was already claimed: ${request.key}`);

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { LEASE_MS, RESULT_JSON } from './claim-input.js';
+import { LATEST_MIGRATION } from '../src/store/migrations/index.js';
 
 const run = promisify(execFile);
 const PGBENCH = process.env['PGBENCH'] ?? '/usr/bin/pgbench';
@@ -61,10 +62,10 @@ function claimScript(schema: string): string {
   return `
 INSERT INTO ${table}
   (key, state, token, fingerprint, namespace, activity_type, workflow_id, run_id, activity_id, attempt, claimed_by,
-   lease_expires_at)
+   lease_expires_at, worker_schema)
 VALUES (md5(random()::text) || md5(random()::text), 'claimed', gen_random_uuid(), md5('fingerprint') || md5('bench'),
   'default', 'chargeCard', 'bench-workflow', '6b1f7c3e-2d4a-4c1e-9a51-0f3a9d2b8e71', :client_id, 1, 'pgbench',
-  now() + ${LEASE_MS} * interval '1 millisecond')
+  now() + ${LEASE_MS} * interval '1 millisecond', ${LATEST_MIGRATION})
 ON CONFLICT (key) DO NOTHING
 RETURNING *, true AS owner_alive \\gset
 WITH settled AS (

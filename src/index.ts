@@ -38,6 +38,8 @@ export {
   PostgresClaimStore,
   SchemaNotMigratedError,
   SchemaTooNewError,
+  grantScript,
+  grantStatements,
   migrate,
 } from './store/index.js';
 export type {
@@ -61,6 +63,7 @@ export type {
   LedgerEntry,
   ListFilter,
   PruneSummary,
+  StoreRoles,
 } from './store/index.js';
 export { InvalidKeyInputError, KEY_FORMAT_VERSION, SCOPES, keyToUuid } from './key/index.js';
 export type { Scope } from './key/index.js';

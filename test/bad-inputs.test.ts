@@ -126,10 +126,12 @@ describe('a store that cannot take the claim: retryable IdempotencyStoreUnavaila
     const newer = `t_newer_${randomUUID().slice(0, 8)}`;
     await migrate(schema.pool, { schema: newer });
     await schema.pool.query(`INSERT INTO "${newer}".migrations (id, name) VALUES (999, 'from the future')`);
+    // …which this release's workers cannot keep up with.
+    await schema.pool.query(`UPDATE "${newer}".settings SET oldest_worker_schema = 999`);
     try {
       await expect(migrate(schema.pool, { schema: newer })).rejects.toThrow(SchemaTooNewError);
       const failure = await activityFailureOf(run({ store: new PostgresClaimStore({ pool: schema.pool, schema: newer }) }, ['x']));
-      expect(failure.message).toMatch(/migration 999, newer than this temporal-idempotency knows .*Upgrade/);
+      expect(failure.message).toMatch(/migration 999, newer than this temporal-idempotency knows .*needs workers that know migration 999 or later.*Upgrade/);
     } finally {
       await schema.pool.query(`DROP SCHEMA "${newer}" CASCADE`);
     }

@@ -5,8 +5,8 @@
  */
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { CLAIM_STATES, ClaimOperations, DEFAULT_SCHEMA, migrate } from '../store/index.js';
-import type { ListFilter } from '../store/index.js';
+import { CLAIM_STATES, ClaimOperations, DEFAULT_SCHEMA, grantScript, migrate } from '../store/index.js';
+import type { ListFilter, StoreRoles } from '../store/index.js';
 import { parseDuration } from './duration.js';
 import { CliError, EXIT } from './errors.js';
 import { claimDetail, claimSummaryRow, printRecord, printRows, pruneRecord } from './output.js';
@@ -17,7 +17,11 @@ import type { LoadedWorkerConfig } from './worker-config.js';
 const HELP = `Usage: temporal-idempotency <command> [options]
 
 Commands:
-  migrate                               create or upgrade the schema
+  migrate [--worker-role R] [--operator-role R]
+                                        create or upgrade the schema (run it as the schema's owner, on every
+                                        deploy); grants the named roles what they need, no more
+  grants [--worker-role R] [--operator-role R]
+                                        print those GRANT statements, for a DBA to run by hand
   list [--state S] [--workflow ID] [--activity TYPE] [--older-than 1h] [--limit N]
                                         claims, those without an outcome first (S: claimed, unknown, completed, open)
   show KEY                              one claim, with its recorded result and the workflows waiting on it
@@ -95,8 +99,24 @@ async function run(
   const json = values.json ?? false;
   switch (command) {
     case 'migrate': {
-      const report = await migrate(pool, { schema: operations.schema });
-      printRecord({ schema: report.schema, applied: report.applied.join(', ') || 'none (already current)', latest: report.latest }, json);
+      const grantTo = storeRoles(values);
+      const report = await migrate(pool, { schema: operations.schema, grantTo });
+      printRecord(
+        {
+          schema: report.schema,
+          applied: report.applied.join(', ') || 'none (already current)',
+          version: report.version,
+          latest_known: report.latest,
+          granted: [grantTo.worker && `worker: ${grantTo.worker}`, grantTo.operator && `operator: ${grantTo.operator}`].filter(Boolean).join(', ') || 'none',
+        },
+        json,
+      );
+      return EXIT.ok;
+    }
+    case 'grants': {
+      const roles = storeRoles(values);
+      if (!roles.worker && !roles.operator) throw new CliError('grants needs --worker-role, --operator-role or both.', EXIT.usage);
+      console.log(grantScript(roles, operations.schema));
       return EXIT.ok;
     }
     case 'list': {
@@ -217,6 +237,10 @@ async function prune(operations: ClaimOperations, values: Flags, json: boolean):
   return EXIT.ok;
 }
 
+function storeRoles(values: Flags): StoreRoles {
+  return { worker: values['worker-role'], operator: values['operator-role'] };
+}
+
 function listFilter(values: Flags): ListFilter {
   const state = values.state;
   if (state !== undefined && !(CLAIM_STATES as readonly string[]).includes(state)) {
@@ -254,6 +278,8 @@ function parseCommandLine(argv: readonly string[]) {
         key: { type: 'string' },
         reason: { type: 'string' },
         'worker-config': { type: 'string' },
+        'worker-role': { type: 'string' },
+        'operator-role': { type: 'string' },
       },
     });
   } catch (error) {

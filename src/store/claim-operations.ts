@@ -15,6 +15,7 @@ import { ClaimChangeRefusedError, ClaimNotFoundError, changeRefusal } from './op
 import { payloadToJson } from './payload-json.js';
 import { pgText } from './pg-text.js';
 import { inTransaction } from './transaction.js';
+import { lockClaimAdmission } from './claim-admission-lock.js';
 import { RecordAuthentication } from './record-authentication.js';
 import type { TrustOptions } from './record-authentication.js';
 import { IdempotencyError } from '../errors.js';
@@ -89,9 +90,6 @@ export class SecretRequiredError extends IdempotencyError {
   override readonly name = 'SecretRequiredError';
   readonly code = 'secret-required';
 }
-
-/** The advisory lock class the key-format trigger shares (migration 7). */
-const KEY_FORMAT_LOCK_CLASS = 8273181;
 
 export interface KeyStatus {
   readonly inForce: KeyFormatId;
@@ -450,7 +448,7 @@ FROM ${this.claims}`,
     const target: KeyFormatId = { version: 2, secretId };
     const unlocked = await this.signRowsFor(this.pool, target, options.batchSize ?? 500);
     return inTransaction(this.pool, async (client) => {
-      await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [KEY_FORMAT_LOCK_CLASS, `${this.schema}/key-format`]);
+      await lockClaimAdmission(client, this.schema);
       const before = await this.keyFormatInForce(client);
       const locked = await this.signRowsFor(client, target, options.batchSize ?? 500);
       await client.query(

@@ -34,15 +34,16 @@ export interface ClaimStatements {
 
 export function claimStatements(table: string, waiters: string, settings: string): ClaimStatements {
   return {
-    // $1 key, $2 token, $3 fingerprint, … $11 lease ms, $12 deadline ms, $13 record MAC, $14 key format, $15 secret id.
-    // A trigger refuses it (SQLSTATE TI001) unless $14/$15 are the key format in force.
+    // $1 key, $2 token, $3 fingerprint, … $11 lease ms, $12 deadline ms, $13 record MAC, $14 key format, $15 secret id,
+    // $16 the schema version this worker knows. A trigger refuses it unless $14/$15 are the key format in force
+    // (SQLSTATE TI001) and $16 is recent enough for the schema (TI002).
     claim: `
 INSERT INTO ${table}
   (key, state, token, fingerprint, namespace, activity_type, workflow_id, run_id, activity_id, attempt, claimed_by,
-   lease_expires_at, deadline_at, record_mac, key_format, secret_id)
+   lease_expires_at, deadline_at, record_mac, key_format, secret_id, worker_schema)
 SELECT $1::text, 'claimed', $2::uuid, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::integer, $10::text,
   now() + $11::float8 * interval '1 millisecond', now() + $12::float8 * interval '1 millisecond', $13::text, $14::smallint,
-  $15::text
+  $15::text, $16::integer
 FROM ${DURABLE_COMMIT}
 ON CONFLICT (key) DO NOTHING
 ${CLAIM_RETURNING}`,
@@ -103,12 +104,14 @@ WHERE key = $1
 RETURNING ${CLAIM_READ}`,
 
     // The taker's identity replaces the orphan's, so the row never pairs one attempt's ids with another's.
+    // The trigger admits it like a new claim ($13: the schema version this worker knows).
     takeOver: `
 UPDATE ${table}
 SET token = $3, state = 'claimed', attempt = $4, claimed_by = $5, claimed_at = now(),
   lease_expires_at = now() + $6::float8 * interval '1 millisecond', finished_at = NULL, outcome_note = NULL,
   outcome_detail = NULL, result_payload = NULL, workflow_id = $7, run_id = $8, activity_id = $9,
-  deadline_at = now() + $10::float8 * interval '1 millisecond', record_mac = $11, secret_id = $12
+  deadline_at = now() + $10::float8 * interval '1 millisecond', record_mac = $11, secret_id = $12,
+  worker_schema = $13::integer
 FROM ${DURABLE_COMMIT}
 WHERE key = $1 AND token = $2
   AND (state = 'unknown' OR (state = 'claimed' AND coalesce(lease_expires_at <= now(), true)))

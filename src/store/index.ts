@@ -21,6 +21,8 @@ export type { StoreLogger } from './store-logger.js';
 export { setDefaultStoreLogger } from './store-logger.js';
 export { DEFAULT_SCHEMA, InvalidIdentifierError, outcomeChannel } from './identifiers.js';
 export { migrate } from './migrate.js';
+export { grantScript, grantStatements } from './roles.js';
+export type { StoreRoles } from './roles.js';
 export { SchemaNotMigratedError, SchemaTooNewError } from './schema-version.js';
 export type { MigrateOptions, MigrateReport } from './migrate.js';
 export { PostgresClaimStore } from './postgres-claim-store.js';

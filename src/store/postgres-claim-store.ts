@@ -24,7 +24,8 @@ import { ClaimListener } from './claim-listener.js';
 import type { AuditLedger } from './audit-ledger.js';
 import { PostgresAuditLedger } from './postgres-audit-ledger.js';
 import { DEFAULT_SCHEMA, outcomeChannel, quoteIdentifier } from './identifiers.js';
-import { assertSchemaCurrent } from './schema-version.js';
+import { SchemaTooNewError, assertSchemaUsable, readSchemaState } from './schema-version.js';
+import { LATEST_MIGRATION } from './migrations/index.js';
 import { payloadToJson } from './payload-json.js';
 import { toClaim } from './claim-row.js';
 import type { ClaimRow } from './claim-row.js';
@@ -60,6 +61,8 @@ const BEGIN_ATTEMPTS = 3;
 const FRESH_FORMAT_MS = 1_000;
 /** SQLSTATE of the trigger that refuses a claim keyed in a format that is not in force (migration 7). */
 const KEY_FORMAT_REFUSED = 'TI001';
+/** SQLSTATE of the trigger that refuses a claim from a worker older than the schema admits (migration 8). */
+const WORKER_TOO_OLD = 'TI002';
 
 /** Thrown by `begin` when the request's keys are in a format no longer in force: derive them again and retry. */
 export class KeyFormatChangedError extends IdempotencyError {
@@ -189,7 +192,8 @@ export class PostgresClaimStore implements ClaimStore {
       request.deadlineMs,
       mac,
       secretId,
-    ]);
+      LATEST_MIGRATION,
+    ]).catch((error: unknown) => this.failedAdmission(error));
     return rows[0] ? await this.claimOf(rows[0]) : null;
   }
 
@@ -277,6 +281,8 @@ export class PostgresClaimStore implements ClaimStore {
         await this.readKeyFormat();
         throw new KeyFormatChangedError(this.inForce);
       }
+      // Nothing was inserted, and nothing will be until this worker is upgraded.
+      if (sqlStateOf(error) === WORKER_TOO_OLD) return this.failedAdmission(error);
       // Postgres may be restarting: keep trying in the background, for as long as the lease would keep
       // a retry waiting, so that retry finds the key free instead of a claim it must refuse.
       void retryFor(leaseMs * 2, () => this.pool.query(this.statements.undoClaim, [request.key, token])).catch((undoError: unknown) =>
@@ -308,6 +314,7 @@ export class PostgresClaimStore implements ClaimStore {
       request.keyFormat.version,
       // The row carries the id of the secret that signed it; a format-2 key must be keyed by the one in force.
       request.keyFormat.version === 2 ? request.keyFormat.secretId : secretId,
+      LATEST_MIGRATION,
     ]);
     return rows[0] ? await this.claimOf(rows[0]) : null;
   }
@@ -336,7 +343,7 @@ export class PostgresClaimStore implements ClaimStore {
    */
   private checkOnce(): Promise<void> {
     this.checkedOnce ??= (async () => {
-      await assertSchemaCurrent(this.pool, this.schema);
+      await assertSchemaUsable(this.pool, this.schema);
       await checkDurability(this.pool, this.logger);
       await this.readKeyFormat();
     })().catch((error: unknown) => {
@@ -344,6 +351,17 @@ export class PostgresClaimStore implements ClaimStore {
       throw error;
     });
     return this.checkedOnce;
+  }
+
+  /**
+   * A newer release migrated the schema while this worker ran, and its migration leaves this
+   * release behind: the trigger refused the claim (TI002), so nothing was claimed or called.
+   */
+  private async failedAdmission(error: unknown): Promise<never> {
+    if (sqlStateOf(error) !== WORKER_TOO_OLD) throw error;
+    this.checkedOnce = undefined;
+    const state = await readSchemaState(this.pool, quoteIdentifier('schema', this.schema));
+    throw new SchemaTooNewError(this.schema, state.version, state.oldestWorkerSchema);
   }
 
   private async readKeyFormat(): Promise<void> {
@@ -369,7 +387,11 @@ export class PostgresClaimStore implements ClaimStore {
 
 /** The store's trigger refused a claim keyed in a format that is no longer in force. */
 function isKeyFormatRefusal(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === KEY_FORMAT_REFUSED;
+  return sqlStateOf(error) === KEY_FORMAT_REFUSED;
+}
+
+function sqlStateOf(error: unknown): unknown {
+  return (error as { code?: unknown } | null)?.code;
 }
 
 /**

@@ -1,11 +1,11 @@
 /**
- * Which migration a schema is at, and the errors that name the fix when it is
- * not the one this release knows.
+ * Which migration a schema is at, whether this release's workers may work on
+ * it, and the errors that name the fix when they may not.
  */
 import type pg from 'pg';
 import { quoteIdentifier } from './identifiers.js';
 import { IdempotencyError } from '../errors.js';
-import { LATEST_MIGRATION } from './migrations/index.js';
+import { LATEST_MIGRATION, WORKER_COMPATIBILITY_MIGRATION } from './migrations/index.js';
 
 const UNDEFINED_TABLE = '42P01';
 
@@ -24,36 +24,58 @@ export class SchemaNotMigratedError extends IdempotencyError {
   }
 }
 
+/** Raised when a newer release migrated the schema in a way this release's workers cannot keep up with. */
 export class SchemaTooNewError extends IdempotencyError {
   override readonly name = 'SchemaTooNewError';
   readonly code = 'schema-too-new';
   constructor(
     readonly schema: string,
     readonly databaseVersion: number,
+    /** The oldest schema version a worker must know to claim on it. */
+    readonly oldestWorkerSchema: number = databaseVersion,
   ) {
     super(
       `Schema "${schema}" is at migration ${databaseVersion}, newer than this temporal-idempotency knows ` +
-        `(${LATEST_MIGRATION}): a newer release migrated it. Upgrade temporal-idempotency on this worker.`,
+        `(${LATEST_MIGRATION}), and needs workers that know migration ${oldestWorkerSchema} or later: a newer ` +
+        `release migrated it. Upgrade temporal-idempotency on this worker.`,
     );
   }
 }
 
-export async function readVersion(client: pg.ClientBase | pg.Pool, quotedSchema: string): Promise<number> {
-  const { rows } = await client.query<{ version: number | null }>(
-    `SELECT max(id) AS version FROM ${quotedSchema}.migrations`,
-  );
-  return rows[0]?.version ?? 0;
+export interface SchemaState {
+  /** The latest migration applied; 0 when the schema or its migrations table does not exist. */
+  readonly version: number;
+  /** The oldest schema version whose workers may claim here (the version itself before migration 8). */
+  readonly oldestWorkerSchema: number;
 }
 
-/** Throws SchemaNotMigratedError or SchemaTooNewError unless `schema` is at this release's migration. */
-export async function assertSchemaCurrent(pool: pg.Pool, schema: string): Promise<void> {
+/** Reads the schema's state without changing anything (so a role without DDL rights can run it). */
+export async function readSchemaState(client: pg.ClientBase | pg.Pool, quotedSchema: string): Promise<SchemaState> {
   let version: number;
   try {
-    version = await readVersion(pool, quoteIdentifier('schema', schema));
+    const { rows } = await client.query<{ version: number | null }>(`SELECT max(id) AS version FROM ${quotedSchema}.migrations`);
+    version = rows[0]?.version ?? 0;
   } catch (error) {
-    if ((error as { code?: string }).code === UNDEFINED_TABLE) throw new SchemaNotMigratedError(schema, 0);
+    if ((error as { code?: string }).code === UNDEFINED_TABLE) return { version: 0, oldestWorkerSchema: 0 };
     throw error;
   }
-  if (version < LATEST_MIGRATION) throw new SchemaNotMigratedError(schema, version);
-  if (version > LATEST_MIGRATION) throw new SchemaTooNewError(schema, version);
+  if (version < WORKER_COMPATIBILITY_MIGRATION) return { version, oldestWorkerSchema: version };
+  const { rows } = await client.query<{ oldest_worker_schema: number }>(`SELECT oldest_worker_schema FROM ${quotedSchema}.settings`);
+  return { version, oldestWorkerSchema: rows[0]?.oldest_worker_schema ?? version };
+}
+
+/**
+ * Whether this release's workers may work on a schema in `state`: at its own migration, or at a
+ * newer one whose migrations all keep this release's workers working.
+ */
+export function usableBy(state: SchemaState, knownLatest: number = LATEST_MIGRATION): boolean {
+  return state.version === knownLatest || (state.version > knownLatest && state.oldestWorkerSchema <= knownLatest);
+}
+
+/** Throws SchemaNotMigratedError or SchemaTooNewError unless this release's workers may work on `schema`. */
+export async function assertSchemaUsable(pool: pg.Pool, schema: string): Promise<SchemaState> {
+  const state = await readSchemaState(pool, quoteIdentifier('schema', schema));
+  if (state.version < LATEST_MIGRATION) throw new SchemaNotMigratedError(schema, state.version);
+  if (!usableBy(state)) throw new SchemaTooNewError(schema, state.version, state.oldestWorkerSchema);
+  return state;
 }

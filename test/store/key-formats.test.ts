@@ -152,8 +152,8 @@ describe('moving to a secret', () => {
     const order = uniqueName('order');
     // The attacker reads the format in force and inserts a row the trigger lets through, unsigned.
     await pool.query(
-      `INSERT INTO "${schema}".claims (key, state, token, fingerprint, namespace, activity_type, activity_id, attempt, claimed_by, result_payload, finished_at, key_format, secret_id)
-       VALUES ($1, 'completed', $2, $3, 'default', 'charge', '1', 1, 'attacker', $4, now(), 2, $5)`,
+      `INSERT INTO "${schema}".claims (key, state, token, fingerprint, namespace, activity_type, activity_id, attempt, claimed_by, result_payload, finished_at, key_format, secret_id, worker_schema)
+       VALUES ($1, 'completed', $2, $3, 'default', 'charge', '1', 1, 'attacker', $4, now(), 2, $5, 8)`,
       [
         keyIn(order, UNKEYED),
         randomUUID(),

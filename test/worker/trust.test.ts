@@ -72,8 +72,8 @@ describe('records written without the secret are refused, never obeyed', () => {
     const key = keyedCustomKey(order);
     await schema.pool.query(
       // In the format in force, so the database's trigger lets it through: only the MAC can tell.
-      `INSERT INTO "${schema.name}".claims (key, state, token, fingerprint, namespace, activity_type, activity_id, attempt, claimed_by, result_payload, finished_at, key_format, secret_id)
-       VALUES ($1, 'completed', $2, 'fp', 'default', 'charge', '1', 1, 'attacker', $3, now(), 2, $4)`,
+      `INSERT INTO "${schema.name}".claims (key, state, token, fingerprint, namespace, activity_type, activity_id, attempt, claimed_by, result_payload, finished_at, key_format, secret_id, worker_schema)
+       VALUES ($1, 'completed', $2, 'fp', 'default', 'charge', '1', 1, 'attacker', $3, now(), 2, $4, 8)`,
       [
         key,
         randomUUID(),
@@ -105,8 +105,8 @@ describe('records written without the secret are refused, never obeyed', () => {
     const big = uniqueName('big');
     // The attacker copies the small charge's signed, encrypted row onto the big charge's key.
     await schema.pool.query(
-      `INSERT INTO "${schema.name}".claims (key, state, token, fingerprint, namespace, activity_type, activity_id, attempt, claimed_by, result_payload, record_mac, finished_at, key_format, secret_id)
-       SELECT $2, state, token, fingerprint, namespace, activity_type, activity_id, attempt, claimed_by, result_payload, record_mac, finished_at, key_format, secret_id
+      `INSERT INTO "${schema.name}".claims (key, state, token, fingerprint, namespace, activity_type, activity_id, attempt, claimed_by, result_payload, record_mac, finished_at, key_format, secret_id, worker_schema)
+       SELECT $2, state, token, fingerprint, namespace, activity_type, activity_id, attempt, claimed_by, result_payload, record_mac, finished_at, key_format, secret_id, worker_schema
        FROM "${schema.name}".claims WHERE key = $1`,
       [keyedCustomKey(small), keyedCustomKey(big)],
     );

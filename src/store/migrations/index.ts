@@ -9,12 +9,22 @@ import deadlinesAndWaiters from './000004-deadlines-and-waiters.js';
 import trust from './000005-trust.js';
 import reconciliation from './000006-reconciliation.js';
 import keyFormatInForce from './000007-key-format-in-force.js';
+import workerCompatibility from './000008-worker-compatibility.js';
 
 export interface Migration {
   readonly id: number;
   readonly name: string;
   /** SQL text for the already-quoted schema name. */
   readonly sql: (quotedSchema: string) => string;
+  /**
+   * The oldest schema version whose workers keep working once this migration is applied: a
+   * release's workers know the migrations up to its own latest. Omitted: this migration's own id,
+   * so only workers that know it may claim. Declare an earlier version only for an additive change
+   * that older workers' statements and reads are unaffected by (a nullable column they do not
+   * write, an index, a new table they do not use), and say so in the migration's comment.
+   * Only from migration 8 on, which introduced the check.
+   */
+  readonly workersFrom?: number;
 }
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -25,6 +35,10 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: 5, name: 'trust', sql: trust },
   { id: 6, name: 'reconciliation', sql: reconciliation },
   { id: 7, name: 'key-format-in-force', sql: keyFormatInForce },
+  { id: 8, name: 'worker-compatibility', sql: workerCompatibility },
 ];
+
+/** The migration that made every claim say which schema version its worker knows. */
+export const WORKER_COMPATIBILITY_MIGRATION = 8;
 
 export const LATEST_MIGRATION = MIGRATIONS.length;

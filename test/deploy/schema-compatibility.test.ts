@@ -1,0 +1,138 @@
+/**
+ * Mixed versions during a rollout: this release's workers on a schema that
+ * the next release migrated. An additive migration that declares it keeps
+ * older workers working leaves them working (claims, repeats, the CLI); one
+ * that does not stops them cleanly, before any call, whether they start after
+ * it or were running when it committed, and it waits for their claims in flight.
+ */
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { IdempotencyStoreUnavailable, PostgresClaimStore, SchemaTooNewError, idempotencyInterceptors, migrate } from '../../src/index.js';
+import { applyMigrations } from '../../src/store/migrate.js';
+import { LATEST_MIGRATION, MIGRATIONS } from '../../src/store/migrations/index.js';
+import type { Migration } from '../../src/store/migrations/index.js';
+import { activityFailureOf } from '../support/failures.js';
+import { runCli } from '../support/cli.js';
+import { uniqueName, useTemporal } from '../support/temporal.js';
+
+const temporal = useTemporal();
+const pool = new pg.Pool({ connectionString: inject('databaseUrl'), max: 10 });
+pool.on('error', () => undefined);
+const schemas: string[] = [];
+afterAll(async () => {
+  for (const name of schemas) await pool.query(`DROP SCHEMA IF EXISTS "${name}" CASCADE`);
+  await pool.end();
+});
+
+/** The next release's migrations: an additive one that keeps this release's workers, or one that does not. */
+const nextRelease = {
+  additive: {
+    id: LATEST_MIGRATION + 1,
+    name: 'next-release-additive',
+    workersFrom: LATEST_MIGRATION,
+    sql: (s) => `
+ALTER TABLE ${s}.claims ADD COLUMN next_release_note text;
+CREATE INDEX claims_next_release_note_idx ON ${s}.claims (next_release_note);
+CREATE TABLE ${s}.next_release_things (id integer PRIMARY KEY);`,
+  },
+  breaking: {
+    id: LATEST_MIGRATION + 1,
+    name: 'next-release-breaking',
+    sql: (s) => `ALTER TABLE ${s}.claims ADD COLUMN next_release_required text`,
+  },
+} satisfies Record<string, Migration>;
+
+async function freshSchema(migrations: readonly Migration[] = MIGRATIONS): Promise<string> {
+  const name = `t_compat_${randomBytes(3).toString('hex')}`;
+  schemas.push(name);
+  await applyMigrations(pool, name, migrations);
+  return name;
+}
+
+let sent: string[] = [];
+/** Runs `send(to)` through this release's interceptor on `store`; keyed by `to`, so a repeat is the same action. */
+function send(store: PostgresClaimStore, to: string): Promise<unknown> {
+  const taskQueue = uniqueName('tq');
+  return temporal.withWorker(
+    {
+      taskQueue,
+      activities: { send: async (target: string) => (sent.push(target), `sent to ${target}`) },
+      interceptors: { activity: idempotencyInterceptors({ store, activities: { send: { key: ({ args }) => String(args[0]) } } }) },
+    },
+    () => temporal.client.workflow.execute('callActivity', { taskQueue, workflowId: uniqueName('wf'), args: [{ activity: 'send', args: [to], maximumAttempts: 2 }] }),
+  );
+}
+
+describe('this release on the next release’s schema', () => {
+  it('after an additive migration that keeps it: migrate() changes nothing, claims and repeats work, and so does the CLI', async () => {
+    const schema = await freshSchema([...MIGRATIONS, nextRelease.additive]);
+    expect(await migrate(pool, { schema })).toMatchObject({ applied: [], latest: LATEST_MIGRATION, version: LATEST_MIGRATION + 1 });
+    const store = new PostgresClaimStore({ pool, schema });
+    sent = [];
+    const to = uniqueName('+49');
+    expect(await send(store, to)).toEqual([`sent to ${to}`]);
+    expect(await send(store, to)).toEqual([`sent to ${to}`]);
+    expect(sent).toEqual([to]);
+    await store.close();
+    const { rows } = await pool.query(`SELECT key, worker_schema FROM "${schema}".claims`);
+    expect(rows).toEqual([{ key: expect.any(String), worker_schema: LATEST_MIGRATION }]);
+
+    const shown = await runCli(['show', rows[0].key, '--schema', schema, '--json']);
+    expect({ code: shown.code, stderr: shown.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(JSON.parse(shown.stdout)).toMatchObject({ state: 'completed', result: `sent to ${to}` });
+  });
+
+  it('after a migration that leaves it behind: a worker that starts, and one that was running, stop before any call', async () => {
+    const schema = await freshSchema();
+    const running = new PostgresClaimStore({ pool, schema });
+    sent = [];
+    const first = uniqueName('+49');
+    expect(await send(running, first)).toEqual([`sent to ${first}`]);
+
+    await applyMigrations(pool, schema, [...MIGRATIONS, nextRelease.breaking]);
+    const starting = new PostgresClaimStore({ pool, schema });
+    for (const store of [running, starting]) {
+      const failure = await activityFailureOf(send(store, uniqueName('+49')));
+      expect(failure.type).toBe(IdempotencyStoreUnavailable);
+      expect(failure.nonRetryable).toBeFalsy();
+      expect(failure.message).toMatch(
+        new RegExp(`migration ${LATEST_MIGRATION + 1}, newer than .* needs workers that know migration ${LATEST_MIGRATION + 1} or later`),
+      );
+    }
+    expect(sent).toEqual([first]);
+    await expect(migrate(pool, { schema })).rejects.toThrow(SchemaTooNewError);
+    await Promise.all([running.close(), starting.close()]);
+  });
+
+  it('the migration that raises the bar waits for a claim in flight, and is not waited on by claims after it', async () => {
+    const schema = await freshSchema();
+    const inFlight = await pool.connect();
+    try {
+      await inFlight.query('BEGIN');
+      await inFlight.query(
+        `INSERT INTO "${schema}".claims (key, state, token, fingerprint, namespace, activity_type, activity_id, attempt, claimed_by, worker_schema)
+         VALUES ('in-flight', 'claimed', gen_random_uuid(), 'fp', 'default', 'send', '1', 1, 'test', $1)`,
+        [LATEST_MIGRATION],
+      );
+      const migrating = applyMigrations(pool, schema, [...MIGRATIONS, nextRelease.breaking]);
+      let done = false;
+      void migrating.finally(() => (done = true)).catch(() => undefined);
+      await sleep(1_000);
+      expect(done).toBe(false);
+      await inFlight.query('COMMIT');
+      expect((await migrating).applied).toEqual([LATEST_MIGRATION + 1]);
+    } finally {
+      inFlight.release();
+    }
+    const late = pool.query(
+      `INSERT INTO "${schema}".claims (key, state, token, fingerprint, namespace, activity_type, activity_id, attempt, claimed_by, worker_schema)
+       VALUES ('late', 'claimed', gen_random_uuid(), 'fp', 'default', 'send', '1', 1, 'test', $1)`,
+      [LATEST_MIGRATION],
+    );
+    await expect(late).rejects.toMatchObject({ code: 'TI002' });
+    const { rows } = await pool.query(`SELECT key FROM "${schema}".claims`);
+    expect(rows).toEqual([{ key: 'in-flight' }]);
+  });
+});
