@@ -9,7 +9,8 @@ import { CLAIM_STATES, ClaimOperations, DEFAULT_SCHEMA, grantScript, migrate } f
 import type { ListFilter, StoreRoles } from '../store/index.js';
 import { parseDuration } from './duration.js';
 import { CliError, EXIT } from './errors.js';
-import { claimDetail, claimSummaryRow, printRecord, printRows, pruneRecord } from './output.js';
+import { argumentsDetail, claimDetail, claimSummaryRow, printRecord, printRows, pruneRecord } from './output.js';
+import { keyToUuid } from '../key/index.js';
 import { tellWaiters } from './tell-waiters.js';
 import { loadWorkerConfig } from './worker-config.js';
 import type { LoadedWorkerConfig } from './worker-config.js';
@@ -129,6 +130,8 @@ async function run(
       printRecord(
         {
           ...(await claimDetail(claim, config.codec)),
+          key_uuid: keyToUuid(claim.key),
+          ...(await argumentsDetail(await operations.recordedArguments(claim.key), (text) => operations.argumentsMatch(claim, text), config.codec)),
           waiting_workflows: (await operations.waitersOf(claim.key, claim)).map((waiter) => waiter.workflowId),
           operator_actions: await operations.operatorActions(claim.key),
         },

@@ -1,4 +1,5 @@
 /** Output for people (aligned tables) and for scripts (`--json`). */
+import type { Payload } from '@temporalio/common';
 import type { Claim, ClaimSummary, PruneSummary } from '../store/index.js';
 import { describePayload } from './result-text.js';
 import type { ResultCodec } from '../worker/result-codec.js';
@@ -66,4 +67,37 @@ function cellText(value: unknown): string {
   if (value instanceof Date) return value.toISOString();
   if (typeof value === 'object') return JSON.stringify(value);
   return String(value);
+}
+
+/**
+ * The arguments recorded with a claim, as the operator who checks the vendor needs them, and
+ * whether they are what the claim's fingerprint was made from (rows edited in the table are not).
+ */
+export async function argumentsDetail(
+  payload: Payload | null,
+  matches: (argsText: string) => boolean | 'unknown',
+  codec: ResultCodec,
+): Promise<Row> {
+  if (!payload) return { arguments: '(not recorded)', arguments_check: null };
+  const decoded = await codec.decode(payload).catch(() => undefined);
+  if (typeof decoded !== 'string') return { arguments: await describePayload(payload, codec), arguments_check: 'not checked: not decoded' };
+  const match = matches(decoded);
+  return {
+    arguments: parsedOr(decoded),
+    arguments_check:
+      match === 'unknown'
+        ? "not checked: the claim's key format needs its secret (--worker-config)"
+        : match
+          ? "match the claim's fingerprint"
+          : "DO NOT match the claim's fingerprint: not the arguments it was claimed with (the row was changed)",
+  };
+}
+
+/** The canonical text is JSON; shown parsed, so `--json` nests it. */
+function parsedOr(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
 }

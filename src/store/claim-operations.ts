@@ -12,7 +12,10 @@ import { CLAIM_READ, OWNER_ALIVE, signedFieldsOf, toClaim } from './claim-row.js
 import type { ClaimRow } from './claim-row.js';
 import { DEFAULT_SCHEMA, outcomeChannel, quoteIdentifier } from './identifiers.js';
 import { ClaimChangeRefusedError, ClaimNotFoundError, changeRefusal } from './operator-errors.js';
-import { payloadToJson } from './payload-json.js';
+import { payloadFromJson, payloadToJson } from './payload-json.js';
+import type { PayloadJson } from './payload-json.js';
+import { UNKEYED, keyedFormat } from '../key/index.js';
+import type { KeyFormat } from '../key/index.js';
 import { pgText } from './pg-text.js';
 import { inTransaction } from './transaction.js';
 import { lockClaimAdmission } from './claim-admission-lock.js';
@@ -155,6 +158,28 @@ LIMIT $5`,
     const { rows } = await this.pool.query<ClaimRow>(`SELECT ${CLAIM_READ} FROM ${this.claims} WHERE key = $1`, [key]);
     if (!rows[0]) throw new ClaimNotFoundError(key);
     return toClaim(rows[0], this.authentication, await this.keyFormatInForce());
+  }
+
+  /** The arguments recorded with the claim (encoded like its result); null when none were. */
+  async recordedArguments(key: string): Promise<Payload | null> {
+    const { rows } = await this.pool.query<{ call_arguments: PayloadJson | null }>(`SELECT call_arguments FROM ${this.claims} WHERE key = $1`, [key]);
+    if (!rows[0]) throw new ClaimNotFoundError(key);
+    return rows[0].call_arguments ? payloadFromJson(rows[0].call_arguments) : null;
+  }
+
+  /**
+   * Whether `argsText` (recorded arguments, decoded) is what the claim's fingerprint was made from:
+   * arguments that were swapped in the table do not match. `unknown` when the claim's key format
+   * needs a secret the CLI was not given.
+   */
+  argumentsMatch(claim: Claim, argsText: string): boolean | 'unknown' {
+    const format = claim.keyFormat.version === 1 ? UNKEYED : this.keyedFormatOf(claim.keyFormat.secretId);
+    return format ? format.fingerprint(argsText) === claim.fingerprint : 'unknown';
+  }
+
+  private keyedFormatOf(secretId: string | null): KeyFormat | undefined {
+    const secret = secretId === null ? undefined : this.authentication.secret(secretId);
+    return secret ? keyedFormat(secret) : undefined;
   }
 
   /** The key format every new claim is keyed in, and which secret keys it. */

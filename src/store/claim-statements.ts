@@ -35,15 +35,15 @@ export interface ClaimStatements {
 export function claimStatements(table: string, waiters: string, settings: string): ClaimStatements {
   return {
     // $1 key, $2 token, $3 fingerprint, … $11 lease ms, $12 deadline ms, $13 record MAC, $14 key format, $15 secret id,
-    // $16 the schema version this worker knows. A trigger refuses it unless $14/$15 are the key format in force
-    // (SQLSTATE TI001) and $16 is recent enough for the schema (TI002).
+    // $16 the schema version this worker knows, $17 the encoded arguments. A trigger refuses it unless $14/$15 are
+    // the key format in force (SQLSTATE TI001) and $16 is recent enough for the schema (TI002).
     claim: `
 INSERT INTO ${table}
   (key, state, token, fingerprint, namespace, activity_type, workflow_id, run_id, activity_id, attempt, claimed_by,
-   lease_expires_at, deadline_at, record_mac, key_format, secret_id, worker_schema)
+   lease_expires_at, deadline_at, record_mac, key_format, secret_id, worker_schema, call_arguments)
 SELECT $1::text, 'claimed', $2::uuid, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::integer, $10::text,
   now() + $11::float8 * interval '1 millisecond', now() + $12::float8 * interval '1 millisecond', $13::text, $14::smallint,
-  $15::text, $16::integer
+  $15::text, $16::integer, $17::jsonb
 FROM ${DURABLE_COMMIT}
 ON CONFLICT (key) DO NOTHING
 ${CLAIM_RETURNING}`,

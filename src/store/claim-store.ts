@@ -44,6 +44,12 @@ export interface ClaimRequest {
    * grace); null when unknown. Before then, operators need `--force` to release or resolve it.
    */
   readonly deadlineMs: number | null;
+  /**
+   * The canonical text of the semantic arguments (what `fingerprint` hashes), encoded with the
+   * worker's converter and codecs, kept for the operator who checks the vendor; absent when the
+   * activity type does not record them.
+   */
+  readonly arguments?: Payload | null;
 }
 
 /**
@@ -53,7 +59,7 @@ export interface ClaimRequest {
  */
 export type Authenticity = 'verified' | 'not-checked' | 'rejected';
 
-export interface Claim extends Omit<ClaimRequest, 'deadlineMs' | 'previousKeys'> {
+export interface Claim extends Omit<ClaimRequest, 'deadlineMs' | 'previousKeys' | 'arguments'> {
   readonly state: ClaimState;
   /** Held only by the caller that inserted the claim; guards complete, release and markUnknown. */
   readonly token: string;

@@ -315,6 +315,7 @@ export class PostgresClaimStore implements ClaimStore {
       // The row carries the id of the secret that signed it; a format-2 key must be keyed by the one in force.
       request.keyFormat.version === 2 ? request.keyFormat.secretId : secretId,
       LATEST_MIGRATION,
+      request.arguments ? payloadToJson(request.arguments) : null,
     ]);
     return rows[0] ? await this.claimOf(rows[0]) : null;
   }

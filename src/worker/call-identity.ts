@@ -25,6 +25,8 @@ export interface CallIdentity {
   readonly request: ClaimRequest;
   /** The key came from a refused call that `resumable()` calls again after an operator's decision. */
   readonly resumed: boolean;
+  /** The canonical text of the semantic arguments: what the fingerprint hashes. */
+  readonly argsText: string;
 }
 
 export function callIdentityFor(
@@ -65,7 +67,7 @@ export function callIdentityFor(
     claimedBy,
     deadlineMs: info.startToCloseTimeoutMs > 0 ? info.startToCloseTimeoutMs + ATTEMPT_DEADLINE_GRACE_MS : null,
   };
-  return { request, resumed: resume !== undefined };
+  return { request, resumed: resume !== undefined, argsText };
 }
 
 function keysInEveryFormat(

@@ -4,6 +4,7 @@
  */
 import type { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import type { Payload } from '@temporalio/common';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
 import { InvalidKeyInputError } from '../key/index.js';
 import { KeyFormatChangedError } from '../store/index.js';
@@ -122,12 +123,31 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
     const { info } = this.context;
     const { store } = this.deps.options;
     const formats = store.keyFormats ? await this.storeCall(undefined, () => store.keyFormats!()) : UNKEYED_ONLY;
+    let identity: CallIdentity;
     try {
-      return callIdentityFor(info, input.args, input.headers, this.settings, this.deps.options.workerIdentity, formats);
+      identity = callIdentityFor(info, input.args, input.headers, this.settings, this.deps.options.workerIdentity, formats);
     } catch (error) {
       if (error instanceof InvalidKeyInputError) throw invalidKeyInput(error, info.activityType);
       if (error instanceof IdempotencyConfigError) throw misconfigured(error, info.activityType);
       throw error;
+    }
+    if (!this.settings.recordArguments) return identity;
+    return { ...identity, request: { ...identity.request, arguments: await this.encodedArguments(identity) } };
+  }
+
+  /**
+   * The arguments, for the operator who checks the vendor: encoded like a result. A codec that
+   * fails here costs the operator that view, not the call: the claim is made without them.
+   */
+  private async encodedArguments(identity: CallIdentity): Promise<Payload | null> {
+    try {
+      return await this.deps.codec.encode(identity.argsText);
+    } catch (error) {
+      this.context.log.warn('Idempotency: the arguments could not be encoded; the claim is made without them', {
+        idempotencyKey: identity.request.key,
+        error: error instanceof Error ? error.name : typeof error,
+      });
+      return null;
     }
   }
 

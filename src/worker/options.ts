@@ -53,6 +53,8 @@ export interface ActivityIdempotencyOptions<Args extends readonly unknown[] = re
    * refusal stands). Runs under the taken-over claim, so two attempts never reconcile at once.
    */
   readonly reconcile?: Reconciler<Args>;
+  /** Keep the arguments with the claim, for operators (`show`). Default: the worker's `recordArguments`. */
+  readonly recordArguments?: boolean;
 }
 
 /**
@@ -109,6 +111,13 @@ export interface IdempotencyOptions<Activities extends object = Record<string, A
    * (`PostgresClaimStore` keeps it beside the claims), or an `AuditLedger`. Default off.
    */
   readonly audit?: boolean | AuditLedger;
+  /**
+   * Keep each call's semantic arguments with its claim (encoded like results, through the codecs),
+   * so an operator checking the vendor sees what was sent. Without an encrypting codec they are
+   * readable to whoever can read the claims table: turn it off for arguments that must not be
+   * stored. Default true.
+   */
+  readonly recordArguments?: boolean;
 }
 
 export interface ResolvedActivitySettings {
@@ -120,6 +129,7 @@ export interface ResolvedActivitySettings {
   readonly isAmbiguous: ((error: unknown) => unknown) | undefined;
   readonly vendorDedup: boolean;
   readonly reconcile: Reconciler | undefined;
+  readonly recordArguments: boolean;
 }
 
 export interface ResolvedOptions {
@@ -143,7 +153,7 @@ export interface ResolvedOptions {
 /** Below this, a GC pause or a slow renewal would make a live owner look dead. */
 const MIN_LEASE_MS = 1_000;
 
-const ACTIVITY_OPTION_NAMES = new Set(['scope', 'keyArgs', 'key', 'isAmbiguous', 'vendorDedup', 'reconcile']);
+const ACTIVITY_OPTION_NAMES = new Set(['scope', 'keyArgs', 'key', 'isAmbiguous', 'vendorDedup', 'reconcile', 'recordArguments']);
 
 export function resolveOptions<Activities extends object>(options: IdempotencyOptions<Activities>): ResolvedOptions {
   if (options == null || typeof options !== 'object') {
@@ -161,10 +171,6 @@ export function resolveOptions<Activities extends object>(options: IdempotencyOp
   if (guard !== 'all' && guard !== 'listed') {
     throw new IdempotencyConfigError('guard', `${JSON.stringify(guard)} is not 'all' or 'listed'.`);
   }
-  const perActivity = new Map<string, ResolvedActivitySettings>();
-  for (const [activityType, activityOptions] of Object.entries(options.activities ?? {})) {
-    perActivity.set(activityType, resolveActivity(activityType, activityOptions as ActivityIdempotencyOptions | false, defaultScope));
-  }
   const workerDefault: ResolvedActivitySettings = {
     guarded: guard === 'all',
     scope: defaultScope,
@@ -173,7 +179,12 @@ export function resolveOptions<Activities extends object>(options: IdempotencyOp
     isAmbiguous: undefined,
     vendorDedup: false,
     reconcile: undefined,
+    recordArguments: optionalBoolean('recordArguments', options.recordArguments) ?? true,
   };
+  const perActivity = new Map<string, ResolvedActivitySettings>();
+  for (const [activityType, activityOptions] of Object.entries(options.activities ?? {})) {
+    perActivity.set(activityType, resolveActivity(activityType, activityOptions as ActivityIdempotencyOptions | false, workerDefault));
+  }
   return {
     store: options.store,
     payloadConverter: options.payloadConverter ?? defaultPayloadConverter,
@@ -207,20 +218,10 @@ export function resolveOptions<Activities extends object>(options: IdempotencyOp
 function resolveActivity(
   activityType: string,
   options: ActivityIdempotencyOptions | false,
-  defaultScope: Scope,
+  workerDefault: ResolvedActivitySettings,
 ): ResolvedActivitySettings {
   const prefix = `activities.${activityType}`;
-  if (options === false) {
-    return {
-      guarded: false,
-      scope: defaultScope,
-      keyArgs: undefined,
-      key: undefined,
-      isAmbiguous: undefined,
-      vendorDedup: false,
-      reconcile: undefined,
-    };
-  }
+  if (options === false) return { ...workerDefault, guarded: false };
   if (options == null || typeof options !== 'object') {
     throw new IdempotencyConfigError(prefix, 'expected an object of per-activity settings, or false for an activity that is not a write.');
   }
@@ -234,12 +235,13 @@ function resolveActivity(
   }
   return {
     guarded: true,
-    scope: validScope(`${prefix}.scope`, options.scope ?? defaultScope),
+    scope: validScope(`${prefix}.scope`, options.scope ?? workerDefault.scope),
     keyArgs: optionalFunction(`${prefix}.keyArgs`, options.keyArgs),
     key: optionalFunction(`${prefix}.key`, options.key),
     isAmbiguous: optionalFunction(`${prefix}.isAmbiguous`, options.isAmbiguous),
     vendorDedup: optionalBoolean(`${prefix}.vendorDedup`, options.vendorDedup) ?? false,
     reconcile: optionalFunction(`${prefix}.reconcile`, options.reconcile as Reconciler | undefined),
+    recordArguments: optionalBoolean(`${prefix}.recordArguments`, options.recordArguments) ?? workerDefault.recordArguments,
   };
 }
 
