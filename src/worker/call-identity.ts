@@ -8,7 +8,8 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { Payload } from '@temporalio/common';
 import { InvalidKeyInputError, callKeysOf, canonicalize, deriveCustomKey, scopeMaterial } from '../key/index.js';
 import type { CallKeys, KeyFormat } from '../key/index.js';
-import type { ClaimRequest, KeyFormats } from '../store/index.js';
+import { randomUUID } from 'node:crypto';
+import type { ClaimRequest, KeyFormats, LedgerCall } from '../store/index.js';
 import { RESUME_KEY_HEADER, isResumeKey } from '../call-headers.js';
 import type { ResumeKey } from '../call-headers.js';
 import { IdempotencyConfigError } from './errors.js';
@@ -54,10 +55,36 @@ export function callIdentityFor(
     ? [{ key: resume.key, fingerprint: formats.inForce.fingerprint(argsText), format: formats.inForce.version }]
     : keysInEveryFormat(info, args, argsText, settings, formats);
   const request: ClaimRequest = {
+    ...callerOf(info, claimedBy),
     key: primary!.key,
     fingerprint: primary!.fingerprint,
     keyFormat: { version: formats.inForce.version, secretId: formats.inForce.secretId },
     previousKeys: previous.map(({ key, fingerprint }) => ({ key, fingerprint })),
+    deadlineMs: info.startToCloseTimeoutMs > 0 ? info.startToCloseTimeoutMs + ATTEMPT_DEADLINE_GRACE_MS : null,
+  };
+  return { request, resumed: resume !== undefined, argsText };
+}
+
+/** A ledger entry's identity for this attempt's call under `key`, made by `worker`. */
+export function ledgerCallOf(info: Info, key: string, worker: string): LedgerCall {
+  return {
+    callId: randomUUID(),
+    key,
+    activityType: info.activityType,
+    workflowId: info.workflowExecution?.workflowId ?? null,
+    runId: info.workflowExecution?.runId ?? null,
+    activityId: info.activityId,
+    attempt: info.attempt,
+    worker,
+  };
+}
+
+/** Which attempt of which activity, in which workflow, on which worker: the parts of a claim that are not its key. */
+export function callerOf(
+  info: Info,
+  claimedBy: string,
+): Pick<ClaimRequest, 'namespace' | 'activityType' | 'workflowId' | 'runId' | 'activityId' | 'attempt' | 'claimedBy'> {
+  return {
     namespace: info.namespace,
     activityType: info.activityType,
     workflowId: info.workflowExecution?.workflowId ?? null,
@@ -65,9 +92,7 @@ export function callIdentityFor(
     activityId: info.activityId,
     attempt: info.attempt,
     claimedBy,
-    deadlineMs: info.startToCloseTimeoutMs > 0 ? info.startToCloseTimeoutMs + ATTEMPT_DEADLINE_GRACE_MS : null,
   };
-  return { request, resumed: resume !== undefined, argsText };
 }
 
 function keysInEveryFormat(
