@@ -1,6 +1,6 @@
 /**
  * The advisory lock every claim takes shared, in the trigger that admits it
- * (migrations 7 and 8). Whatever changes which claims are admitted (activating
+ * (migration 7). Whatever changes which claims are admitted (activating
  * a key format, a migration that leaves older workers behind) takes it
  * exclusively, so it waits for every claim in flight and, once it commits, no
  * claim under the old rule can appear.

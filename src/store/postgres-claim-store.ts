@@ -59,7 +59,9 @@ export interface PostgresClaimStoreOptions extends TrustOptions {
 const BEGIN_ATTEMPTS = 3;
 /** SQLSTATE of the trigger that refuses a claim keyed in a format that is not in force (migration 7). */
 const KEY_FORMAT_REFUSED = 'TI001';
-/** SQLSTATE of the trigger that refuses a claim from a worker older than the schema admits (migration 8). */
+/** The trigger's lock on the settings, under REPEATABLE READ, when they changed after the snapshot (migration 7). */
+const SERIALIZATION_FAILURE = '40001';
+/** SQLSTATE of the trigger that refuses a claim from a worker older than the schema admits (migration 7). */
 const WORKER_TOO_OLD = 'TI002';
 
 /** Thrown by `begin` when the request's keys are in a format no longer in force: derive them again and retry. */
@@ -270,8 +272,9 @@ export class PostgresClaimStore implements ClaimStore {
     try {
       return await this.insertClaim(request, token, leaseMs);
     } catch (error) {
-      if (isKeyFormatRefusal(error)) {
-        // Nothing was inserted: the format moved on. Read the one in force; the caller derives keys again.
+      // Nothing was inserted: the format moved on (or, under REPEATABLE READ, the settings changed after this
+      // statement's snapshot). Read the one in force; the caller derives keys again.
+      if (isKeyFormatRefusal(error) || sqlStateOf(error) === SERIALIZATION_FAILURE) {
         await this.readKeyFormat();
         throw new KeyFormatChangedError(this.inForce);
       }

@@ -45,7 +45,7 @@ export class SchemaTooNewError extends IdempotencyError {
 export interface SchemaState {
   /** The latest migration applied; 0 when the schema or its migrations table does not exist. */
   readonly version: number;
-  /** The oldest schema version whose workers may claim here (the version itself before migration 8). */
+  /** The oldest schema version whose workers may claim here (the version itself before migration 7). */
   readonly oldestWorkerSchema: number;
 }
 

@@ -9,9 +9,8 @@ import deadlinesAndWaiters from './000004-deadlines-and-waiters.js';
 import trust from './000005-trust.js';
 import reconciliation from './000006-reconciliation.js';
 import keyFormatInForce from './000007-key-format-in-force.js';
-import workerCompatibility from './000008-worker-compatibility.js';
-import callArguments from './000009-call-arguments.js';
-import ledgerRetention from './000010-ledger-retention.js';
+import callArguments from './000008-call-arguments.js';
+import ledgerRetention from './000009-ledger-retention.js';
 
 export interface Migration {
   readonly id: number;
@@ -24,7 +23,7 @@ export interface Migration {
    * so only workers that know it may claim. Declare an earlier version only for an additive change
    * that older workers' statements and reads are unaffected by (a nullable column they do not
    * write, an index, a new table they do not use), and say so in the migration's comment.
-   * Only from migration 8 on, which introduced the check.
+   * Only from migration 7 on, which introduced the check.
    */
   readonly workersFrom?: number;
 }
@@ -37,12 +36,11 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: 5, name: 'trust', sql: trust },
   { id: 6, name: 'reconciliation', sql: reconciliation },
   { id: 7, name: 'key-format-in-force', sql: keyFormatInForce },
-  { id: 8, name: 'worker-compatibility', sql: workerCompatibility },
-  { id: 9, name: 'call-arguments', sql: callArguments, workersFrom: 8 },
-  { id: 10, name: 'ledger-retention', sql: ledgerRetention, workersFrom: 8 },
+  { id: 8, name: 'call-arguments', sql: callArguments, workersFrom: 7 },
+  { id: 9, name: 'ledger-retention', sql: ledgerRetention, workersFrom: 7 },
 ];
 
 /** The migration that made every claim say which schema version its worker knows. */
-export const WORKER_COMPATIBILITY_MIGRATION = 8;
+export const WORKER_COMPATIBILITY_MIGRATION = 7;
 
 export const LATEST_MIGRATION = MIGRATIONS.length;

@@ -11,7 +11,7 @@
  * appends what it did to the operator trail. Returns the rows it deletes (or,
  * with `dry_run`, would).
  *
- * Additive: workers that know migration 9 keep working.
+ * Additive: workers that know migration 7 keep working.
  */
 export default (schema: string): string => `
 CREATE FUNCTION ${schema}.ledger_prunable_calls(older_than interval) RETURNS TABLE (call_id uuid)

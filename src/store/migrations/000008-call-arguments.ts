@@ -8,7 +8,7 @@
  * when the activity type does not record arguments (`recordArguments: false`)
  * or the worker's release predates this migration.
  *
- * Additive: workers that know migration 8 keep working (they leave it null).
+ * Additive: workers that know migration 7 keep working (they leave it null).
  */
 export default (schema: string): string => `
 ALTER TABLE ${schema}.claims ADD COLUMN call_arguments jsonb;
