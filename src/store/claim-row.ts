@@ -95,6 +95,7 @@ export function signedFieldsOf(row: ClaimRow): SignedFields {
   return {
     namespace: row.namespace,
     key: row.key,
+    activityType: row.activity_type,
     fingerprint: row.fingerprint,
     state: row.state,
     token: row.token,

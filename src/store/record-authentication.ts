@@ -3,7 +3,8 @@
  * whether a call happens: a `completed` row skips the call, a missing one lets
  * it run. So with a deployment secret, every row the library writes carries an
  * HMAC over what decides a call and what a refusal says (namespace, key,
- * fingerprint, state, result, note, token, and who claimed it), and once a
+ * activity type, fingerprint, state, result, note, token, and who claimed
+ * it; not its times, which the database's clock sets), and once a
  * secret is in force a row whose MAC does not check is refused, never obeyed:
  * a forged row, a genuine result copied onto another key, one edited in place,
  * an unsigned row.
@@ -21,6 +22,8 @@ import { IdempotencyError } from '../errors.js';
 export interface SignedFields {
   readonly namespace: string;
   readonly key: string;
+  /** Signed because refusals and `show` name it: relabelled, an orphaned charge could pass for a newsletter. */
+  readonly activityType: string;
   readonly fingerprint: string;
   readonly state: ClaimState;
   readonly token: string;
@@ -140,10 +143,10 @@ export class RecordAuthentication {
 
 /** Exactly the signed fields, whatever else the object handed in carries (a whole claim, say). */
 export function recordText(fields: SignedFields): string {
-  const { namespace, key, fingerprint, state, token, attempt, claimedBy, workflowId, runId, activityId, result, outcomeNote, outcomeDetail } =
+  const { namespace, key, activityType, fingerprint, state, token, attempt, claimedBy, workflowId, runId, activityId, result, outcomeNote, outcomeDetail } =
     fields;
   return canonicalize(
-    { v: 2, namespace, key, fingerprint, state, token, attempt, claimedBy, workflowId, runId, activityId, result, outcomeNote, outcomeDetail },
+    { v: 3, namespace, key, activityType, fingerprint, state, token, attempt, claimedBy, workflowId, runId, activityId, result, outcomeNote, outcomeDetail },
     'record',
   );
 }

@@ -44,6 +44,7 @@ describe('a secret rotated away after a leak', () => {
     const fields = {
       namespace: 'default',
       key: deriveCustomKey({ namespace: 'default', activityType: 'chargeCard', customKey: orderId }, format),
+      activityType: 'chargeCard',
       fingerprint: format.fingerprint(canonicalize(args, 'args')),
       state: 'completed' as const,
       token: '00000000-0000-4000-8000-000000000000',
@@ -59,8 +60,8 @@ describe('a secret rotated away after a leak', () => {
     const inForce = new DeploymentSecret(ROTATED).id;
     await schema.pool.query(
       `INSERT INTO "${schema.name}".claims (key, state, token, fingerprint, namespace, activity_type, workflow_id, run_id, activity_id,
-         attempt, claimed_by, result_payload, finished_at, record_mac, key_format, secret_id)
-       VALUES ($1, 'completed', $2, $3, 'default', 'chargeCard', 'wf-attacker', NULL, '1', 1, 'host-a/1', $4, now(), $5, 2, $6)`,
+         attempt, claimed_by, result_payload, finished_at, record_mac, key_format, secret_id, worker_schema)
+       VALUES ($1, 'completed', $2, $3, 'default', 'chargeCard', 'wf-attacker', NULL, '1', 1, 'host-a/1', $4, now(), $5, 2, $6, 7)`,
       [fields.key, fields.token, fields.fingerprint, fields.result, leaked.sign(recordText(fields)), inForce],
     );
     await schema.pool.query(`UPDATE "${schema.name}".claims SET secret_id = $2 WHERE key = $1`, [fields.key, leaked.id]);
