@@ -36,6 +36,9 @@ Commands:
   keys status                           the key format in force, and rows not signed by its secret
   keys activate [--reason TEXT]         put the CLI's secret in force (after every worker has it): signs the
                                         rows that authenticate, then switches every new claim to keys under it
+  keys retire --secret ID [--reason TEXT]
+                                        after a rotation: rows the old secret signed are signed again with the one
+                                        in force, then anything it signs is refused (it may have leaked)
   prune --older-than 30d [--dry-run] [--allow-short]
                                         delete completed claims finished before then (never open ones);
                                         prints what goes first; horizons under 1h need --allow-short
@@ -197,7 +200,12 @@ async function keys(operations: ClaimOperations, subcommand: string | undefined,
   if (subcommand === 'status') {
     const status = await operations.keyStatus();
     printRecord(
-      { key_format_in_force: formatText(status.inForce), unsigned_rows: status.unsignedRows, rows_signed_by_other_secrets: status.rowsSignedByOtherSecrets },
+      {
+        key_format_in_force: formatText(status.inForce),
+        retired_secrets: status.inForce.retiredSecretIds ?? [],
+        unsigned_rows: status.unsignedRows,
+        rows_signed_by_other_secrets: status.rowsSignedByOtherSecrets,
+      },
       json,
     );
     return EXIT.ok;
@@ -213,7 +221,17 @@ async function keys(operations: ClaimOperations, subcommand: string | undefined,
     }
     return EXIT.ok;
   }
-  throw new CliError(`keys needs status or activate, got ${JSON.stringify(subcommand)}. See --help.`, EXIT.usage);
+  if (subcommand === 'retire') {
+    const secretId = values.secret;
+    if (!secretId) throw new CliError('keys retire needs --secret ID: the id `keys status` shows for the secret rotated away from.', EXIT.usage);
+    const report = await operations.retireSecret(secretId, { reason: values.reason });
+    printRecord({ retired: report.retired, resigned_rows: report.resigned, rejected_rows: report.rejected }, json);
+    if (report.rejected.length > 0) {
+      console.error(`${report.rejected.length} row(s) did not authenticate and were left as they are: workers refuse them. See SECURITY.md.`);
+    }
+    return EXIT.ok;
+  }
+  throw new CliError(`keys needs status, activate or retire, got ${JSON.stringify(subcommand)}. See --help.`, EXIT.usage);
 }
 
 /** Prints what would go, then (unless --dry-run) deletes it. */
@@ -283,6 +301,7 @@ function parseCommandLine(argv: readonly string[]) {
         'worker-config': { type: 'string' },
         'worker-role': { type: 'string' },
         'operator-role': { type: 'string' },
+        secret: { type: 'string' },
       },
     });
   } catch (error) {

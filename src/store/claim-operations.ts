@@ -102,6 +102,14 @@ export interface KeyStatus {
   readonly rowsSignedByOtherSecrets: number;
 }
 
+export interface RetirementReport {
+  readonly retired: string;
+  /** Rows it had signed, signed again with the secret in force. */
+  readonly resigned: number;
+  /** Rows that did not authenticate: left as they were, refused by the workers. */
+  readonly rejected: readonly string[];
+}
+
 export interface ActivationReport {
   readonly before: KeyFormatId;
   readonly inForce: KeyFormatId;
@@ -186,8 +194,10 @@ LIMIT $5`,
 
   /** The key format every new claim is keyed in, and which secret keys it. */
   async keyFormatInForce(client: pg.ClientBase | pg.Pool = this.pool): Promise<KeyFormatId> {
-    const { rows } = await client.query<{ key_format: 1 | 2; secret_id: string | null }>(`SELECT key_format, secret_id FROM ${this.settings}`);
-    return { version: rows[0]?.key_format ?? 1, secretId: rows[0]?.secret_id ?? null };
+    const { rows } = await client.query<{ key_format: 1 | 2; secret_id: string | null; retired_secret_ids: string[] }>(
+      `SELECT key_format, secret_id, retired_secret_ids FROM ${this.settings}`,
+    );
+    return { version: rows[0]?.key_format ?? 1, secretId: rows[0]?.secret_id ?? null, retiredSecretIds: rows[0]?.retired_secret_ids ?? [] };
   }
 
   /**
@@ -487,11 +497,15 @@ FROM ${this.claims}`,
       throw new SecretRequiredError('Activating a secret needs it: give the CLI --worker-config (secret) or TEMPORAL_IDEMPOTENCY_SECRET.');
     }
     const target: KeyFormatId = { version: 2, secretId };
+    if ((await this.keyFormatInForce()).retiredSecretIds?.includes(secretId)) {
+      throw new ClaimChangeRefusedError('retired', undefined, `Secret ${secretId} was retired (\`keys retire\`): it cannot be put in force again. Nothing was changed.`);
+    }
     const unlocked = await this.signRowsFor(this.pool, target, options.batchSize ?? 500);
     return inTransaction(this.pool, async (client) => {
       await lockClaimAdmission(client, this.schema);
       const before = await this.keyFormatInForce(client);
-      const locked = await this.signRowsFor(client, target, options.batchSize ?? 500);
+      // Claims wait on this lock: only what came since the full pass.
+      const locked = await this.signRowsFor(client, target, options.batchSize ?? 500, true);
       await client.query(
         `UPDATE ${this.settings} SET key_format = 2, secret_id = $1, activated_at = now(), activated_by = session_user`,
         [secretId],
@@ -514,37 +528,95 @@ FROM ${this.claims}`,
     });
   }
 
-  /** Signs, under `target`'s secret, every row that authenticates now or is unsigned; returns what it did. */
-  private async signRowsFor(client: pg.ClientBase | pg.Pool, target: KeyFormatId, batchSize: number): Promise<{ signed: number; rejected: string[] }> {
+  /**
+   * Signs, under `target`'s secret, every row that authenticates now or is unsigned (`pending`: only
+   * those not signed by it yet, which is what came since a full pass); returns what it did.
+   */
+  private async signRowsFor(
+    client: pg.ClientBase | pg.Pool,
+    target: KeyFormatId,
+    batchSize: number,
+    pending = false,
+  ): Promise<{ signed: number; rejected: string[] }> {
     const current = await this.keyFormatInForce(client);
     let signed = 0;
     const rejected: string[] = [];
     for (let after = ''; ; ) {
-      // Every row, not only those to sign: one already signed by the target secret is checked all the same.
+      // A full pass checks every row, one already signed by the target secret all the same (a forgery is reported).
       const { rows } = await client.query<ClaimRow>(
         `
 SELECT ${CLAIM_READ} FROM ${this.claims}
-WHERE key > $1
+WHERE key > $1 AND ($3 = false OR record_mac IS NULL OR secret_id IS DISTINCT FROM $4)
 ORDER BY key
 LIMIT $2`,
-        [after, batchSize],
+        [after, batchSize, pending, target.secretId],
       );
       if (rows.length === 0) return { signed, rejected };
+      const toSign = { keys: [] as string[], before: [] as (string | null)[], macs: [] as string[] };
       for (const row of rows) {
         if (!this.trustedForSigning(row, current)) {
           rejected.push(row.key);
           continue;
         }
         if (row.record_mac !== null && row.secret_id === target.secretId) continue;
-        const { mac } = this.authentication.sign(signedFieldsOf(row), target);
-        const { rowCount } = await client.query(
-          `UPDATE ${this.claims} SET record_mac = $3, secret_id = $4 WHERE key = $1 AND record_mac IS NOT DISTINCT FROM $2`,
-          [row.key, row.record_mac, mac, target.secretId],
-        );
-        signed += rowCount ?? 0;
+        toSign.keys.push(row.key);
+        toSign.before.push(row.record_mac);
+        toSign.macs.push(this.authentication.sign(signedFieldsOf(row), target).mac!);
       }
+      // One statement a batch; a row changed since it was read (its MAC is not the one read) is left alone.
+      const { rowCount } = await client.query(
+        `
+UPDATE ${this.claims} AS claim SET record_mac = signed.mac, secret_id = $4
+FROM unnest($1::text[], $2::text[], $3::text[]) AS signed (key, before, mac)
+WHERE claim.key = signed.key AND claim.record_mac IS NOT DISTINCT FROM signed.before`,
+        [toSign.keys, toSign.before, toSign.macs, target.secretId],
+      );
+      signed += rowCount ?? 0;
       after = rows[rows.length - 1]!.key;
     }
+  }
+
+  /**
+   * Takes a secret's authority away after a rotation (`keys activate` put another in force): rows it
+   * signed that still authenticate are signed again with the secret in force, then it is recorded as
+   * retired, under the lock every claim takes, and from then on every row it signs is refused, though
+   * workers keep it to find claims under their old keys. Run it once no attempt that began before the
+   * activation can still be running (they sign their outcome with the secret they began under).
+   */
+  async retireSecret(secretId: string, options: { reason?: string | undefined; batchSize?: number } = {}): Promise<RetirementReport> {
+    const inForce = await this.keyFormatInForce();
+    if (inForce.secretId === secretId) {
+      throw new ClaimChangeRefusedError('in-force', undefined, `Secret ${secretId} is the one in force: activate its successor first. Nothing was changed.`);
+    }
+    if (inForce.secretId === null || !this.authentication.secret(inForce.secretId)) {
+      throw new SecretRequiredError(`Retiring a secret signs its rows again with the one in force (${inForce.secretId ?? 'none yet'}): give the CLI that secret.`);
+    }
+    if (!this.authentication.secret(secretId)) {
+      throw new SecretRequiredError(`Give the CLI secret ${secretId} in previousSecrets: its rows are checked before they are signed again.`);
+    }
+    const unlocked = await this.signRowsFor(this.pool, inForce, options.batchSize ?? 500, true);
+    return inTransaction(this.pool, async (client) => {
+      await lockClaimAdmission(client, this.schema);
+      const locked = await this.signRowsFor(client, inForce, options.batchSize ?? 500, true);
+      await client.query(
+        `UPDATE ${this.settings} SET retired_secret_ids = array_append(retired_secret_ids, $1) WHERE NOT ($1 = ANY (retired_secret_ids))`,
+        [secretId],
+      );
+      const report: RetirementReport = {
+        retired: secretId,
+        resigned: unlocked.signed + locked.signed,
+        rejected: [...new Set([...unlocked.rejected, ...locked.rejected])],
+      };
+      await this.recordAction(client, {
+        action: 'retire-secret',
+        key: null,
+        reason: options.reason,
+        forced: false,
+        before: { retired: inForce.retiredSecretIds ?? [] },
+        after: { retired: secretId, resigned: report.resigned, rejected: report.rejected.length },
+      });
+      return report;
+    });
   }
 
   /**

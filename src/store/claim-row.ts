@@ -24,7 +24,10 @@ export const CLAIM_READ = `${CLAIM_COLUMNS}, ${OWNER_ALIVE} AS owner_alive, now(
  * worker's earlier read. `settings` is the already-quoted table.
  */
 export function inForceColumns(settings: string): string {
-  return `(SELECT key_format FROM ${settings}) AS in_force_key_format, (SELECT secret_id FROM ${settings}) AS in_force_secret_id`;
+  return (
+    `(SELECT key_format FROM ${settings}) AS in_force_key_format, (SELECT secret_id FROM ${settings}) AS in_force_secret_id, ` +
+    `(SELECT retired_secret_ids FROM ${settings}) AS in_force_retired_secret_ids`
+  );
 }
 
 /** A row of `<schema>.claims` as Postgres returns it, with `owner_alive` judged by its clock. */
@@ -55,12 +58,13 @@ export interface ClaimRow {
   /** Present when the statement read the format in force with the row (`inForceColumns`). */
   in_force_key_format?: 1 | 2;
   in_force_secret_id?: string | null;
+  in_force_retired_secret_ids?: string[];
 }
 
 /** The format in force as the row's own statement read it, if it did. */
 export function inForceOf(row: ClaimRow): KeyFormatId | undefined {
   if (row.in_force_key_format === undefined) return undefined;
-  return { version: row.in_force_key_format, secretId: row.in_force_secret_id ?? null };
+  return { version: row.in_force_key_format, secretId: row.in_force_secret_id ?? null, retiredSecretIds: row.in_force_retired_secret_ids ?? [] };
 }
 
 export function toClaim(row: ClaimRow, authentication: RecordAuthentication, inForce: KeyFormatId): Claim {

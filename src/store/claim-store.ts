@@ -17,6 +17,8 @@ export interface PreviousKey {
 export interface KeyFormatId {
   readonly version: 1 | 2;
   readonly secretId: string | null;
+  /** As read from the store: secrets rotated away from, whose rows are refused. */
+  readonly retiredSecretIds?: readonly string[];
 }
 
 /** Who claims a key, and for which action. Recorded with the claim for the people who read refusals. */

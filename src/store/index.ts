@@ -32,6 +32,7 @@ export { PostgresAuditLedger } from './postgres-audit-ledger.js';
 export { CLAIM_STATES, ClaimOperations, SecretRequiredError } from './claim-operations.js';
 export type {
   ActivationReport,
+  RetirementReport,
   KeyStatus,
   ChangeOptions,
   ClaimOperationsOptions,

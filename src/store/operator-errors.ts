@@ -26,7 +26,11 @@ export type ChangeRefusal =
   /** The record does not authenticate under the secrets given: it may be forged. */
   | 'not-authentic'
   /** `release-absent` of a key that has a claim: `release` it, which checks the claim. */
-  | 'has-claim';
+  | 'has-claim'
+  /** `keys activate` of a secret that was retired. */
+  | 'retired'
+  /** `keys retire` of the secret in force. */
+  | 'in-force';
 
 export class ClaimChangeRefusedError extends IdempotencyError {
   override readonly name = 'ClaimChangeRefusedError';

@@ -124,6 +124,8 @@ export class RecordAuthentication {
    * finds wrong (tampering). Once one is, a row must carry a MAC by a secret this worker knows.
    */
   check(fields: SignedFields, signature: RecordSignature, inForce: KeyFormatId): Authenticity {
+    // A retired secret (rotated away from, perhaps leaked) vouches for nothing, whoever holds it.
+    if (signature.secretId !== null && inForce.retiredSecretIds?.includes(signature.secretId)) return 'rejected';
     const secret = signature.secretId === null ? undefined : this.secrets.get(signature.secretId);
     if (signature.mac === null || !secret) return inForce.version === 1 ? 'not-checked' : 'rejected';
     return secret.verify(recordText(fields), signature.mac) ? 'verified' : 'rejected';

@@ -33,8 +33,10 @@ describe('a secret rotated away after a leak', () => {
   it('no longer signs records that workers obey', async () => {
     const operations = (options: { secret: string; previousSecrets?: string[] }) => new ClaimOperations(schema.pool, { schema: schema.name, ...options });
     await operations({ secret: LEAKED }).activateSecret({ reason: 'initial rollout' });
-    // The leak is noticed: B rolls out with A kept for the claims made before, then B is put in force.
+    // The leak is noticed: B rolls out with A kept for the claims made before, then B is put in force,
+    // and A is retired (SECURITY.md: rotation after a leak), which takes its authority away.
     await operations({ secret: ROTATED, previousSecrets: [LEAKED] }).activateSecret({ reason: 'rotation after a leak' });
+    await operations({ secret: ROTATED, previousSecrets: [LEAKED] }).retireSecret(new DeploymentSecret(LEAKED).id, { reason: 'leaked' });
 
     // The attacker: secret A, the worker role's password, and a guessable order id.
     const orderId = `order-${Math.floor(Math.random() * 1e6)}`;

@@ -200,4 +200,33 @@ describe('rotating the secret', () => {
     const { rows } = await pool.query(`SELECT secret_id FROM "${schema}".claims`);
     expect(rows).toEqual([{ secret_id: new DeploymentSecret(NEW_SECRET).id }]);
   });
+
+  it('retiring the old secret: its late genuine rows are signed again and still answer; anything it signs after is refused', async () => {
+    const schema = await freshSchema();
+    await activate(schema, SECRET);
+    const oldId = new DeploymentSecret(SECRET).id;
+    let charges = 0;
+    const charge = async () => (charges++, { id: `ch_${charges}` });
+    const rolledOut = { store: storeIn(schema, { secret: NEW_SECRET, previousSecrets: [SECRET] }), activities: { charge: byOrder } };
+    const operations = new ClaimOperations(pool, { schema, secret: NEW_SECRET, previousSecrets: [SECRET] });
+    await operations.activateSecret();
+    // An attempt that began before the activation records its outcome signed with the old secret.
+    const late = uniqueName('order');
+    await run({ charge }, late, { store: storeIn(schema, { secret: SECRET }), activities: { charge: byOrder } }).catch(() => undefined);
+    await pool.query(`UPDATE "${schema}".settings SET key_format = 2, secret_id = $1`, [oldId]); // as it was when that attempt began
+    await run({ charge }, late, { store: storeIn(schema, { secret: SECRET }), activities: { charge: byOrder } });
+    await pool.query(`UPDATE "${schema}".settings SET secret_id = $1`, [new DeploymentSecret(NEW_SECRET).id]);
+    const signedByOld = (await pool.query(`SELECT secret_id, record_mac FROM "${schema}".claims`)).rows;
+    expect(signedByOld).toEqual([{ secret_id: oldId, record_mac: expect.any(String) }]);
+
+    await expect(operations.retireSecret(new DeploymentSecret(NEW_SECRET).id)).rejects.toMatchObject({ reason: 'in-force' });
+    expect(await operations.retireSecret(oldId, { reason: 'rotation' })).toEqual({ retired: oldId, resigned: 1, rejected: [] });
+    expect(await run({ charge }, late, rolledOut)).toEqual({ returned: [{ id: 'ch_1' }] });
+    expect(charges).toBe(1);
+
+    // Whoever still holds the old secret: a row it signs decides nothing (here, its genuine MAC put back).
+    await pool.query(`UPDATE "${schema}".claims SET secret_id = $1, record_mac = $2`, [oldId, signedByOld[0].record_mac]);
+    expect(await run({ charge }, late, rolledOut)).toMatchObject({ failed: IdempotencyRecordRejected });
+    await expect(new ClaimOperations(pool, { schema, secret: SECRET }).activateSecret()).rejects.toMatchObject({ reason: 'retired' });
+  });
 });

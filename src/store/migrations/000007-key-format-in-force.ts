@@ -14,6 +14,9 @@
  * (`workersFrom` in ./index.ts). Every claim carries the version its worker
  * knows (`claims.worker_schema`).
  *
+ * `settings.retired_secret_ids`: secrets rotated away from (`keys retire`):
+ * a row they signed is refused, though workers keep them to find old keys.
+ *
  * `claims.secret_id`: the secret whose HMAC `record_mac` is (and, for format 2,
  * which keyed the key).
  *
@@ -40,6 +43,7 @@ CREATE TABLE ${schema}.settings (
   activated_at timestamptz,
   activated_by text,
   oldest_worker_schema integer NOT NULL DEFAULT 7,
+  retired_secret_ids text[] NOT NULL DEFAULT '{}',
   CHECK ((key_format = 2) = (secret_id IS NOT NULL))
 );
 INSERT INTO ${schema}.settings DEFAULT VALUES;
