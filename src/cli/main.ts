@@ -9,7 +9,7 @@ import { CLAIM_STATES, ClaimOperations, DEFAULT_SCHEMA, migrate } from '../store
 import type { ListFilter } from '../store/index.js';
 import { parseDuration } from './duration.js';
 import { CliError, EXIT } from './errors.js';
-import { claimDetail, claimSummaryRow, printRecord, printRows, pruneRecord } from './output.js';
+import { claimDetail, claimSummaryRow, ledgerRow, mapPages, printRecord, printRowPages, pruneRecord } from './output.js';
 import { tellWaiters } from './tell-waiters.js';
 import { loadWorkerConfig } from './worker-config.js';
 import type { LoadedWorkerConfig } from './worker-config.js';
@@ -100,8 +100,7 @@ async function run(
       return EXIT.ok;
     }
     case 'list': {
-      const rows = await operations.list(listFilter(values));
-      printRows(rows.map(claimSummaryRow), LIST_COLUMNS, json);
+      await printRowPages(mapPages(operations.listPages(listFilter(values)), claimSummaryRow), LIST_COLUMNS, json);
       return EXIT.ok;
     }
     case 'show': {
@@ -146,23 +145,11 @@ async function run(
       return keys(operations, key, values, json);
     case 'prune':
       return prune(operations, values, json);
-    case 'ledger':
-      printRows(
-        (await operations.ledger({ key: values.key, workflowId: values.workflow, limit: parseLimit(values.limit) })).map((entry) => ({
-          key: entry.key,
-          activity_type: entry.activityType,
-          workflow_id: entry.workflowId,
-          attempt: entry.attempt,
-          worker: entry.worker,
-          started_at: entry.startedAt,
-          finished_at: entry.finishedAt,
-          outcome: entry.outcome,
-          error_message: entry.errorMessage,
-        })),
-        LEDGER_COLUMNS,
-        json,
-      );
+    case 'ledger': {
+      const pages = operations.ledgerPages({ key: values.key, workflowId: values.workflow, limit: parseLimit(values.limit) });
+      await printRowPages(mapPages(pages, ledgerRow), LEDGER_COLUMNS, json);
       return EXIT.ok;
+    }
     default:
       throw new CliError(`Unknown command ${JSON.stringify(command)}. See --help.`, EXIT.usage);
   }

@@ -49,6 +49,12 @@ export interface PruneSummary {
   readonly byActivityType: Readonly<Record<string, number>>;
 }
 
+export interface LedgerFilter {
+  readonly key?: string | undefined;
+  readonly workflowId?: string | undefined;
+  readonly limit: number;
+}
+
 export interface LedgerEntry {
   readonly key: string;
   readonly activityType: string;
@@ -137,7 +143,17 @@ export class ClaimOperations {
 
   /** Claims without an outcome first (they are the ones that need a person), oldest first. */
   async list(filter: ListFilter): Promise<ClaimSummary[]> {
-    const { rows } = await this.pool.query<ClaimSummary>(
+    const claims: ClaimSummary[] = [];
+    for await (const page of this.listPages(filter)) claims.push(...page);
+    return claims;
+  }
+
+  /**
+   * `list`, a page at a time from one server-side cursor (one scan, one snapshot), so a caller
+   * that prints as it goes holds one page, however large the limit.
+   */
+  async *listPages(filter: ListFilter, pageSize = 1_000): AsyncGenerator<ClaimSummary[]> {
+    yield* this.cursorPages<ClaimSummary>(
       `
 SELECT key, state, activity_type AS "activityType", workflow_id AS "workflowId", attempt,
   claimed_by AS "claimedBy", claimed_at AS "claimedAt", ${OWNER_ALIVE} AS "ownerAlive"
@@ -146,11 +162,11 @@ WHERE ($1::text IS NULL OR state = $1 OR ($1 = 'open' AND state <> 'completed'))
   AND ($2::text IS NULL OR workflow_id = $2)
   AND ($3::text IS NULL OR activity_type = $3)
   AND ($4::float8 IS NULL OR claimed_at < now() - $4 * interval '1 millisecond')
-ORDER BY state = 'completed', claimed_at
+ORDER BY state = 'completed', claimed_at, key
 LIMIT $5`,
       [filter.state ?? null, filter.workflowId ?? null, filter.activityType ?? null, filter.olderThanMs ?? null, filter.limit],
+      pageSize,
     );
-    return rows;
   }
 
   async show(key: string): Promise<Claim> {
@@ -345,8 +361,15 @@ WHERE signalled_at < now() - $1::float8 * interval '1 millisecond'
     });
   }
 
-  async ledger(filter: { key?: string | undefined; workflowId?: string | undefined; limit: number }): Promise<LedgerEntry[]> {
-    const { rows } = await this.pool.query<LedgerEntry>(
+  async ledger(filter: LedgerFilter): Promise<LedgerEntry[]> {
+    const entries: LedgerEntry[] = [];
+    for await (const page of this.ledgerPages(filter)) entries.push(...page);
+    return entries;
+  }
+
+  /** `ledger`, a page at a time from one server-side cursor, as `listPages`. */
+  async *ledgerPages(filter: LedgerFilter, pageSize = 1_000): AsyncGenerator<LedgerEntry[]> {
+    yield* this.cursorPages<LedgerEntry>(
       `
 SELECT key, activity_type AS "activityType", workflow_id AS "workflowId", attempt, worker,
   started_at AS "startedAt", finished_at AS "finishedAt", outcome, error_message AS "errorMessage"
@@ -355,8 +378,38 @@ WHERE ($1::text IS NULL OR key = $1) AND ($2::text IS NULL OR workflow_id = $2)
 ORDER BY started_at DESC
 LIMIT $3`,
       [filter.key ?? null, filter.workflowId ?? null, filter.limit],
+      pageSize,
     );
-    return rows;
+  }
+
+  /**
+   * Runs `query` behind a cursor in a read-only transaction and yields its rows `pageSize` at a time.
+   * Leaving the loop early closes the cursor (the transaction ends either way).
+   */
+  private async *cursorPages<R extends pg.QueryResultRow>(query: string, values: unknown[], pageSize: number): AsyncGenerator<R[]> {
+    const client = await this.pool.connect();
+    let open = false;
+    let failure: Error | undefined;
+    try {
+      await client.query('BEGIN READ ONLY');
+      open = true;
+      await client.query(`DECLARE page_cursor NO SCROLL CURSOR FOR ${query}`, values);
+      for (;;) {
+        const { rows } = await client.query<R>(`FETCH FORWARD ${Number(pageSize)} FROM page_cursor`);
+        if (rows.length > 0) yield rows;
+        if (rows.length < pageSize) break;
+      }
+      await client.query('COMMIT');
+      open = false;
+    } catch (error) {
+      failure = error as Error;
+      throw error;
+    } finally {
+      // A caller that stopped early lands here inside the transaction: ending it closes the cursor.
+      // After a failure the connection's state is unknown, and the pool discards it.
+      if (open && !failure) await client.query('ROLLBACK').catch(() => undefined);
+      client.release(failure);
+    }
   }
 
   /**

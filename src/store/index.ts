@@ -35,6 +35,7 @@ export type {
   ClaimOperationsOptions,
   ClaimSummary,
   LedgerEntry,
+  LedgerFilter,
   ListFilter,
   OperatorAction,
   PruneSummary,
