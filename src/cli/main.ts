@@ -53,8 +53,9 @@ Environment: DATABASE_URL or PGHOST/PGPORT/PGUSER/PGPASSWORD/PGDATABASE; TEMPORA
 localhost:7233) and TEMPORAL_NAMESPACE for the signal.
 
 Exit codes: 0 ok, 1 unexpected failure, 2 bad usage or input, 3 no such key,
-4 the claim's state does not allow it, 5 database unreachable, 6 the claim changed
-but a waiting workflow could not be signalled (signal it by hand, see README).`;
+4 the claim's state does not allow it, 5 the database cannot be used (unreachable, login refused,
+no answer in time, or the schema not migrated to this release: the message says which), 6 the claim
+changed but a waiting workflow could not be signalled (signal it by hand, see README).`;
 
 const LIST_COLUMNS = ['key', 'state', 'activity_type', 'workflow_id', 'attempt', 'claimed_by', 'claimed_at', 'owner_alive'];
 const LEDGER_COLUMNS = ['key', 'activity_type', 'workflow_id', 'attempt', 'worker', 'started_at', 'finished_at', 'outcome'];

@@ -15,6 +15,7 @@ import { ClaimChangeRefusedError, ClaimNotFoundError, changeRefusal } from './op
 import { payloadToJson } from './payload-json.js';
 import { pgText } from './pg-text.js';
 import { inTransaction } from './transaction.js';
+import { assertSchemaCurrent } from './schema-version.js';
 import { RecordAuthentication } from './record-authentication.js';
 import type { TrustOptions } from './record-authentication.js';
 import { IdempotencyError } from '../errors.js';
@@ -125,6 +126,7 @@ export class ClaimOperations {
   private readonly settings: string;
   private readonly channel: string;
   private readonly authentication: RecordAuthentication;
+  private schemaChecked: Promise<void> | undefined;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -170,6 +172,7 @@ LIMIT $5`,
   }
 
   async show(key: string): Promise<Claim> {
+    await this.schemaReady();
     const { rows } = await this.pool.query<ClaimRow>(`SELECT ${CLAIM_READ} FROM ${this.claims} WHERE key = $1`, [key]);
     if (!rows[0]) throw new ClaimNotFoundError(key);
     return toClaim(rows[0], this.authentication, await this.keyFormatInForce());
@@ -177,6 +180,7 @@ LIMIT $5`,
 
   /** The key format every new claim is keyed in, and which secret keys it. */
   async keyFormatInForce(client: pg.ClientBase | pg.Pool = this.pool): Promise<KeyFormatId> {
+    await this.schemaReady();
     const { rows } = await client.query<{ key_format: 1 | 2; secret_id: string | null }>(`SELECT key_format, secret_id FROM ${this.settings}`);
     return { version: rows[0]?.key_format ?? 1, secretId: rows[0]?.secret_id ?? null };
   }
@@ -215,6 +219,7 @@ WHERE key = $1`,
 
   /** The operator trail of `key`, oldest first. */
   async operatorActions(key: string): Promise<OperatorAction[]> {
+    await this.schemaReady();
     const { rows } = await this.pool.query<OperatorAction>(
       `
 SELECT at, database_user AS "databaseUser", action, key, reason, forced, before_state AS before, after_state AS after
@@ -231,6 +236,7 @@ ORDER BY id`,
    * result (`resolved`) or no claim (`released`). Refused while the claim has no outcome yet.
    */
   async outcomeFor(key: string): Promise<'resolved' | 'released'> {
+    await this.schemaReady();
     const { rows } = await this.pool.query<ClaimRow>(`SELECT ${CLAIM_READ} FROM ${this.claims} WHERE key = $1`, [key]);
     if (!rows[0]) {
       // No claim is "released" only if an operator released it. A row deleted any other way (by hand,
@@ -262,6 +268,7 @@ ORDER BY id`,
 
   /** Every workflow to tell about a decision on `key`: the claim's own and every one refused on it. */
   async waitersOf(key: string, claim?: Pick<Claim, 'namespace' | 'workflowId' | 'runId' | 'activityType'>): Promise<Waiter[]> {
+    await this.schemaReady();
     const { rows } = await this.pool.query<Waiter>(
       `
 SELECT key, namespace, workflow_id AS "workflowId", run_id AS "runId", activity_type AS "activityType"
@@ -282,6 +289,7 @@ ORDER BY refused_at`,
 
   /** Notes that a waiter was told of a decision; it stays, so `resume` reaches it again if it still waits. */
   async markSignalled(waiter: Pick<Waiter, 'key' | 'namespace' | 'workflowId'>): Promise<void> {
+    await this.schemaReady();
     await this.pool.query(
       `UPDATE ${this.waiters} SET signalled_at = now() WHERE key = $1 AND namespace = $2 AND workflow_id = $3`,
       [waiter.key, waiter.namespace, waiter.workflowId],
@@ -290,6 +298,7 @@ ORDER BY refused_at`,
 
   /** Forgets a waiter whose workflow is closed: nothing waits there any more. */
   async forgetWaiter(waiter: Pick<Waiter, 'key' | 'namespace' | 'workflowId'>): Promise<void> {
+    await this.schemaReady();
     await this.pool.query(`DELETE FROM ${this.waiters} WHERE key = $1 AND namespace = $2 AND workflow_id = $3`, [
       waiter.key,
       waiter.namespace,
@@ -310,6 +319,7 @@ ORDER BY refused_at`,
 
   /** What `prune(olderThanMs)` would delete: completed claims finished before the cutoff that nobody may still need. */
   async pruneSummary(olderThanMs: number): Promise<PruneSummary> {
+    await this.schemaReady();
     const { rows } = await this.pool.query<{ activity_type: string; count: number; oldest: Date; newest: Date }>(
       `
 SELECT activity_type, count(*)::integer AS count, min(finished_at) AS oldest, max(finished_at) AS newest
@@ -333,6 +343,7 @@ ORDER BY activity_type`,
    * waiting workflow may still need. Returns how many.
    */
   async prune(olderThanMs: number, options: { reason?: string | undefined } = {}): Promise<number> {
+    await this.schemaReady();
     return inTransaction(this.pool, async (client) => {
       const { rowCount } = await client.query(
         `
@@ -387,6 +398,7 @@ LIMIT $3`,
    * Leaving the loop early closes the cursor (the transaction ends either way).
    */
   private async *cursorPages<R extends pg.QueryResultRow>(query: string, values: unknown[], pageSize: number): AsyncGenerator<R[]> {
+    await this.schemaReady();
     const client = await this.pool.connect();
     let open = false;
     let failure: Error | undefined;
@@ -422,6 +434,7 @@ LIMIT $3`,
     options: ChangeOptions,
     apply: (client: pg.PoolClient, claim: Claim, inForce: KeyFormatId) => Promise<{ state: string }>,
   ): Promise<Claim> {
+    await this.schemaReady();
     return inTransaction(this.pool, async (client) => {
       const inForce = await this.keyFormatInForce(client);
       const { rows } = await client.query<ClaimRow>(`SELECT ${CLAIM_READ} FROM ${this.claims} WHERE key = $1 FOR UPDATE`, [key]);
@@ -464,6 +477,7 @@ LIMIT $3`,
    * the operator trail, so `resume` may tell waiting workflows to call again.
    */
   async releaseAbsent(key: string, options: { reason?: string | undefined }): Promise<void> {
+    await this.schemaReady();
     await inTransaction(this.pool, async (client) => {
       const { rows } = await client.query(`SELECT 1 FROM ${this.claims} WHERE key = $1 FOR UPDATE`, [key]);
       if (rows.length > 0) {
@@ -475,6 +489,7 @@ LIMIT $3`,
 
   /** Which key format is in force, and how many rows are not signed by its secret (what an activation would sign). */
   async keyStatus(): Promise<KeyStatus> {
+    await this.schemaReady();
     const inForce = await this.keyFormatInForce();
     const { rows } = await this.pool.query<{ unsigned: number; other: number }>(
       `
@@ -496,6 +511,7 @@ FROM ${this.claims}`,
    * format can appear after it.
    */
   async activateSecret(options: { reason?: string | undefined; batchSize?: number } = {}): Promise<ActivationReport> {
+    await this.schemaReady();
     const secretId = this.authentication.signingSecretId;
     if (secretId === null) {
       throw new SecretRequiredError('Activating a secret needs it: give the CLI --worker-config (secret) or TEMPORAL_IDEMPOTENCY_SECRET.');
@@ -569,6 +585,19 @@ LIMIT $2`,
     if (row.record_mac === null) return current.version === 1;
     if (row.secret_id === null || !this.authentication.secret(row.secret_id)) return false;
     return toClaim(row, this.authentication, current).authenticity === 'verified';
+  }
+
+  /**
+   * Once per instance, before the first statement: a schema this release cannot use (never
+   * migrated, or migrated by a newer release) is reported by name, as the workers report it,
+   * instead of as `relation "…" does not exist` from whichever statement came first.
+   */
+  private schemaReady(): Promise<void> {
+    this.schemaChecked ??= assertSchemaCurrent(this.pool, this.schema).catch((error: unknown) => {
+      this.schemaChecked = undefined;
+      throw error;
+    });
+    return this.schemaChecked;
   }
 
   private async recordAction(

@@ -192,6 +192,24 @@ describe('temporal-idempotency CLI', () => {
       expect(run.stderr).toMatch(/Invalid schema "x\\"; DROP TABLE y; --"/);
     });
 
+    it.each([
+      ['list', ['list']],
+      ['show', ['show', 'k']],
+      ['resolve', ['resolve', 'k', '--result', '1']],
+      ['release', ['release', 'k']],
+      ['resume', ['resume', 'k']],
+      ['release-absent', ['release-absent', 'k', '--reason', 'r']],
+      ['prune', ['prune', '--older-than', '7d', '--dry-run']],
+      ['ledger', ['ledger']],
+      ['keys status', ['keys', 'status']],
+    ])('%s on a schema never migrated names the schema and the fix, not a missing relation', async (_, args) => {
+      const unmigrated = `${schema.name}_none`;
+      const run = await runCli([...args, '--schema', unmigrated, '--no-signal']);
+      expect(run.code).toBe(EXIT.unavailable);
+      expect(run.stderr).toMatch(new RegExp(`Schema "${unmigrated}" is at migration 0 of \\d+: run .*temporal-idempotency migrate --schema ${unmigrated}`));
+      expect(run.stderr).not.toMatch(/does not exist/);
+    });
+
     it('a database that cannot be reached', async () => {
       const run = await runCli(['list', '--schema', schema.name], { DATABASE_URL: 'postgres://nobody:x@127.0.0.1:1/nowhere' });
       expect(run.code).toBe(EXIT.unavailable);
