@@ -66,6 +66,16 @@ describe('temporal-idempotency CLI', () => {
     expect(JSON.parse(run.stdout)).toMatchObject({ key: done, state: 'completed', result: { id: 'ch_9' } });
   });
 
+  it('show prints a binary result as base64, in JSON and in the table', async () => {
+    const binary = await schema.store.begin(request({ activityType: 'fetchPdf' }), 60_000);
+    await schema.store.complete(binary.claim, defaultPayloadConverter.toPayload(new Uint8Array([0, 1, 2, 250, 255])));
+    const json = await cli('show', binary.claim.key, '--json');
+    expect(json.code).toBe(EXIT.ok);
+    expect(JSON.parse(json.stdout)).toMatchObject({ result: { bytes_base64: 'AAEC+v8=' } });
+    const table = await cli('show', binary.claim.key);
+    expect(table.stdout).toMatch(/^result\s+\{"bytes_base64":"AAEC\+v8="\}$/m);
+  });
+
   it('resolve records the given result for an orphaned claim, so later attempts return it', async () => {
     const { dead, unknown } = await seed();
     for (const key of [dead, unknown]) {
