@@ -10,6 +10,7 @@ import type { ListFilter } from '../store/index.js';
 import { parseDuration } from './duration.js';
 import { CliError, EXIT } from './errors.js';
 import { claimDetail, claimSummaryRow, ledgerRow, mapPages, printRecord, printRowPages, pruneRecord } from './output.js';
+import { readResult } from './result-input.js';
 import { tellWaiters } from './tell-waiters.js';
 import { loadWorkerConfig } from './worker-config.js';
 import type { LoadedWorkerConfig } from './worker-config.js';
@@ -21,8 +22,11 @@ Commands:
   list [--state S] [--workflow ID] [--activity TYPE] [--older-than 1h] [--limit N]
                                         claims, those without an outcome first (S: claimed, unknown, completed, open)
   show KEY                              one claim, with its recorded result and the workflows waiting on it
-  resolve KEY --result JSON [--force] [--reason TEXT]
-                                        it happened: record JSON as its result; later attempts return it
+  resolve KEY (--result JSON | --result-file PATH) [--force] [--reason TEXT]
+                                        it happened: record JSON as its result; later attempts return it.
+                                        JSON is what the activity returned, as a value: it is encoded with
+                                        --worker-config's payload converter and codecs, as a worker would
+                                        encode that return value (a result file: --result-file -, stdin)
   release KEY [--force] [--reason TEXT] it did not happen: delete the claim; the next attempt runs it
   resume KEY                            tell workflows waiting on KEY in resumable() to call again: for a key
                                         that completed after it was refused, or when a signal was lost
@@ -118,7 +122,7 @@ async function run(
     }
     case 'resolve': {
       const claimKey = requireKey(command, key);
-      const result = await config.codec.encode(parseResult(values.result));
+      const result = await config.codec.encode(await readResult(values));
       const before = await operations.resolve(claimKey, result, { force: values.force ?? false, reason: values.reason });
       printRecord(await claimDetail(await operations.show(claimKey), config.codec), json);
       return tellWaiters(operations, before, 'resolved', values);
@@ -234,6 +238,7 @@ function parseCommandLine(argv: readonly string[]) {
         'older-than': { type: 'string' },
         limit: { type: 'string' },
         result: { type: 'string' },
+        'result-file': { type: 'string' },
         force: { type: 'boolean' },
         'no-signal': { type: 'boolean' },
         'workflow-id': { type: 'string' },
@@ -252,15 +257,6 @@ function parseCommandLine(argv: readonly string[]) {
 function requireKey(command: string, key: string | undefined): string {
   if (!key) throw new CliError(`${command} needs a KEY (a claim's key, as in a refusal's details or \`list\`).`, EXIT.usage);
   return key;
-}
-
-function parseResult(text: string | undefined): unknown {
-  if (text === undefined) throw new CliError('resolve needs --result JSON: what the call returned, e.g. --result \'{"id":"ch_1"}\'.', EXIT.usage);
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new CliError(`--result is not valid JSON (${(error as Error).message}); nothing was changed.`, EXIT.usage);
-  }
 }
 
 function parseLimit(text: string | undefined): number {

@@ -3,7 +3,10 @@
  * ending in a clear error, the documented exit code, and no change.
  */
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { EXIT } from '../../src/cli/errors.js';
 import { useTestSchema } from '../support/schema.js';
@@ -14,6 +17,14 @@ const schema = useTestSchema(import.meta.filename);
 const cli = (...args: string[]) => runCli([...args, '--schema', schema.name, '--no-signal']);
 
 const request = claimRequest;
+
+const tempDirs: string[] = [];
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'cli-test-'));
+  tempDirs.push(dir);
+  return dir;
+}
+afterAll(() => Promise.all(tempDirs.map((dir) => rm(dir, { recursive: true, force: true }))));
 
 /** Seeds one claim in each state a person meets. */
 async function seed() {
@@ -88,6 +99,21 @@ describe('temporal-idempotency CLI', () => {
     }
   });
 
+  it('resolve reads a result too large for a command line from --result-file, or from standard input with -', async () => {
+    const { dead, unknown } = await seed();
+    // Over Linux's 128 KiB limit for one argument: only a file or a pipe can carry it.
+    const large = { id: 'ch_large', transcript: 'x'.repeat(200_000) };
+    const path = join(await tempDir(), 'result.json');
+    await writeFile(path, JSON.stringify(large));
+    const fromFile = await cli('resolve', dead, '--result-file', path, '--json');
+    expect(fromFile.code).toBe(EXIT.ok);
+    expect(defaultPayloadConverter.fromPayload((await schema.store.get(dead))!.result!)).toEqual(large);
+
+    const fromStdin = await runCli(['resolve', unknown, '--result-file', '-', '--schema', schema.name, '--no-signal'], {}, { input: JSON.stringify(large) });
+    expect(fromStdin.code).toBe(EXIT.ok);
+    expect(defaultPayloadConverter.fromPayload((await schema.store.get(unknown))!.result!)).toEqual(large);
+  });
+
   it('release deletes an orphaned claim, so the next attempt runs for real', async () => {
     const { dead } = await seed();
     const run = await cli('release', dead);
@@ -150,10 +176,31 @@ describe('temporal-idempotency CLI', () => {
       expect(await stateOf(dead)).toBe('claimed');
     });
 
+    it('resolve with both --result and --result-file, or a result file that is missing, empty or not JSON', async () => {
+      const { dead } = await seed();
+      const dir = await tempDir();
+      await writeFile(join(dir, 'bad.json'), '{id: ch_1}');
+      await writeFile(join(dir, 'empty.json'), '');
+      const cases: Array<[string[], RegExp, string?]> = [
+        [['--result', '{}', '--result-file', join(dir, 'bad.json')], /takes --result or --result-file, not both/],
+        [['--result-file', join(dir, 'missing.json')], /--result-file .*missing\.json could not be read \(ENOENT.*nothing was changed/],
+        [['--result-file', join(dir, 'bad.json')], /--result-file .*bad\.json is not valid JSON .*nothing was changed/],
+        [['--result-file', join(dir, 'empty.json')], /--result-file .*empty\.json is not valid JSON/],
+        [['--result-file', '-'], /--result-file - \(standard input\) is not valid JSON/, '{"id":'],
+      ];
+      for (const [flags, message, input] of cases) {
+        const run = await runCli(['resolve', dead, ...flags, '--schema', schema.name, '--no-signal'], {}, { input });
+        expect(run.code).toBe(EXIT.usage);
+        expect(run.stderr).toMatch(message);
+      }
+      expect(await stateOf(dead)).toBe('claimed');
+    });
+
     it('resolve without --result', async () => {
       const { dead } = await seed();
       const run = await cli('resolve', dead);
       expect(run.code).toBe(EXIT.usage);
+      expect(run.stderr).toMatch(/resolve needs what the call returned, as JSON: --result .* or --result-file PATH/);
       expect(await stateOf(dead)).toBe('claimed');
     });
 
