@@ -198,14 +198,14 @@ async function prune(operations: ClaimOperations, values: Flags, json: boolean):
     );
   }
   const summary = await operations.pruneSummary(olderThanMs);
-  const dryRun = values['dry-run'] ?? false;
-  if (dryRun) {
-    printRecord(pruneRecord(summary, olderThanMs, 'would_prune'), json);
+  if (values['dry-run']) {
+    printRecord(pruneRecord(summary, olderThanMs, { dryRun: true, pruned: summary.count }, json), json);
     return EXIT.ok;
   }
-  if (!json) printRecord(pruneRecord(summary, olderThanMs, 'pruning'), false);
+  // A person sees what goes before it goes; a script gets one record, the same fields as a dry run's.
+  if (!json) printRecord(pruneRecord(summary, olderThanMs, { dryRun: false }, false), false);
   const pruned = await operations.prune(olderThanMs, { reason: values.reason });
-  printRecord(json ? { ...pruneRecord(summary, olderThanMs, 'would_prune'), pruned } : { pruned }, json);
+  printRecord(json ? pruneRecord(summary, olderThanMs, { dryRun: false, pruned }, true) : { pruned }, json);
   return EXIT.ok;
 }
 

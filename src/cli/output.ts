@@ -99,14 +99,25 @@ export async function claimDetail(claim: Claim, codec: ResultCodec): Promise<Row
   };
 }
 
-export function pruneRecord(summary: PruneSummary, olderThanMs: number, label: string): Row {
-  return {
-    [label]: summary.count,
+/**
+ * What `prune` deletes. `--json` gives the same fields whether or not it is a dry run: `pruned` (the
+ * count deleted, or that a dry run would delete) and `dry_run`. The table leads with `would_prune`
+ * or `pruning`, printed before the deletion, and a real run adds `pruned` after it.
+ */
+export function pruneRecord(
+  summary: PruneSummary,
+  olderThanMs: number,
+  run: { readonly dryRun: boolean; readonly pruned?: number },
+  json: boolean,
+): Row {
+  const details = {
     horizon: durationText(olderThanMs),
     oldest_finished_at: summary.oldestFinishedAt,
     newest_finished_at: summary.newestFinishedAt,
     by_activity_type: summary.byActivityType,
   };
+  if (json) return { dry_run: run.dryRun, pruned: run.pruned, ...details };
+  return { [run.dryRun ? 'would_prune' : 'pruning']: summary.count, ...details };
 }
 
 function cellText(value: unknown): string {

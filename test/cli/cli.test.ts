@@ -127,7 +127,7 @@ describe('temporal-idempotency CLI', () => {
       [keys.done, keys.unknown],
     ]);
     const dry = await cli('prune', '--older-than', '7d', '--dry-run', '--json');
-    expect(JSON.parse(dry.stdout).would_prune).toBeGreaterThanOrEqual(1);
+    expect(JSON.parse(dry.stdout).pruned).toBeGreaterThanOrEqual(1);
     expect(await stateOf(keys.done)).toBe('completed');
     const run = await cli('prune', '--older-than', '7d');
     expect(run.code).toBe(EXIT.ok);
@@ -136,6 +136,18 @@ describe('temporal-idempotency CLI', () => {
     expect(await stateOf(keys.done)).toBeNull();
     expect(await stateOf(keys.unknown)).toBe('unknown');
     expect(await stateOf(keys.live)).toBe('claimed');
+  });
+
+  it('prune --json gives the same fields with and without --dry-run: the count as pruned, and dry_run', async () => {
+    const { done } = await seed();
+    await schema.pool.query(`UPDATE "${schema.name}".claims SET finished_at = now() - interval '20 days' WHERE key = $1`, [done]);
+    const dry = JSON.parse((await cli('prune', '--older-than', '14d', '--dry-run', '--json')).stdout) as Record<string, unknown>;
+    expect(await stateOf(done)).toBe('completed');
+    const real = JSON.parse((await cli('prune', '--older-than', '14d', '--json')).stdout) as Record<string, unknown>;
+    expect(await stateOf(done)).toBeNull();
+    expect(Object.keys(dry)).toEqual(Object.keys(real));
+    expect(dry).toMatchObject({ dry_run: true, pruned: 1, horizon: '14d', by_activity_type: { chargeCard: 1 } });
+    expect(real).toMatchObject({ dry_run: false, pruned: 1, horizon: '14d', by_activity_type: { chargeCard: 1 } });
   });
 
   it('ledger lists the calls that went out, newest first', async () => {
