@@ -18,10 +18,5 @@ export function failureOf(error: unknown): { code: number; message: string } {
   if (error instanceof SchemaNotMigratedError || error instanceof SchemaTooNewError) return { code: EXIT.unavailable, message: error.message };
   if (error instanceof ClaimNotFoundError) return { code: EXIT.notFound, message: error.message };
   if (error instanceof ClaimChangeRefusedError) return { code: EXIT.conflict, message: error.message };
-  const code = (error as { code?: string }).code ?? '';
-  const message = error instanceof Error ? error.message : String(error);
-  if (/^(ECONNREFUSED|ENOTFOUND|ETIMEDOUT|EAI_AGAIN|08|57P0)/.test(code) || /timeout exceeded when trying to connect/.test(message)) {
-    return { code: EXIT.unavailable, message: `Cannot reach the database (${code || message}). Check DATABASE_URL or PG*.` };
-  }
-  return { code: EXIT.failure, message };
+  return { code: EXIT.failure, message: error instanceof Error ? error.message : String(error) };
 }

@@ -4,9 +4,10 @@
  * Exit codes: see EXIT in ./errors.ts and `temporal-idempotency --help`.
  */
 import { parseArgs } from 'node:util';
-import pg from 'pg';
+import type pg from 'pg';
 import { CLAIM_STATES, ClaimOperations, DEFAULT_SCHEMA, migrate } from '../store/index.js';
 import type { ListFilter } from '../store/index.js';
+import { DEFAULT_STATEMENT_TIMEOUT_MS, databaseFailure, openDatabase } from './database.js';
 import { parseDuration } from './duration.js';
 import { CliError, EXIT } from './errors.js';
 import { claimDetail, claimSummaryRow, ledgerRow, mapPages, printRecord, printRowPages, pruneRecord } from './output.js';
@@ -49,11 +50,15 @@ Options:
   --no-signal        after resolve, release or resume, do not signal the waiting workflows
   --workflow-id ID   signal this workflow too (beside the claim's own and every one refused on it)
   --reason TEXT      why (resolve, release, prune): kept in the operator trail that \`show\` prints
+  --statement-timeout D
+                     give up on a statement after D (e.g. 30s, 10m; default 60s, none for migrate):
+                     a lock held elsewhere or a stalled server ends in exit 5, not a hang
   --worker-config P  a module exporting the workers' { payloadConverter, payloadCodecs, secret, previousSecrets }:
                      results are encoded and records signed as the workers do (default:
                      $TEMPORAL_IDEMPOTENCY_WORKER_CONFIG; the secret alone: $TEMPORAL_IDEMPOTENCY_SECRET)
 
-Environment: DATABASE_URL or PGHOST/PGPORT/PGUSER/PGPASSWORD/PGDATABASE; TEMPORAL_ADDRESS (default
+Environment: DATABASE_URL or PGHOST/PGPORT/PGUSER/PGPASSWORD/PGDATABASE (PGSSLMODE, or sslmode=… in
+the URL, for TLS); connecting and logging in must finish within 5 s. TEMPORAL_ADDRESS (default
 localhost:7233) and TEMPORAL_NAMESPACE for the signal.
 
 Exit codes: 0 ok, 1 unexpected failure, 2 bad usage or input, 3 no such key,
@@ -79,13 +84,16 @@ export async function main(argv: readonly string[]): Promise<number> {
 
   const schema = values.schema ?? process.env['IDEMPOTENCY_SCHEMA'] ?? DEFAULT_SCHEMA;
   const config = await loadWorkerConfig(values['worker-config'] ?? process.env['TEMPORAL_IDEMPOTENCY_WORKER_CONFIG']);
-  const pool = new pg.Pool({ connectionString: process.env['DATABASE_URL'], connectionTimeoutMillis: 5_000, max: 2 });
-  pool.on('error', () => undefined);
+  const statementTimeoutMs =
+    parseDuration('--statement-timeout', values['statement-timeout']) ?? (command === 'migrate' ? undefined : DEFAULT_STATEMENT_TIMEOUT_MS);
+  const database = openDatabase(statementTimeoutMs);
   try {
-    const operations = new ClaimOperations(pool, { schema, secret: config.secret, previousSecrets: config.previousSecrets });
-    return await run(command, key, values, operations, pool, config);
+    const operations = new ClaimOperations(database.pool, { schema, secret: config.secret, previousSecrets: config.previousSecrets });
+    return await run(command, key, values, operations, database.pool, config);
+  } catch (error) {
+    throw databaseFailure(error, database) ?? error;
   } finally {
-    await pool.end();
+    await database.pool.end();
   }
 }
 
@@ -247,6 +255,7 @@ function parseCommandLine(argv: readonly string[]) {
         key: { type: 'string' },
         reason: { type: 'string' },
         'worker-config': { type: 'string' },
+        'statement-timeout': { type: 'string' },
       },
     });
   } catch (error) {
