@@ -13,10 +13,12 @@ import { CliError, EXIT } from './errors.js';
 import { claimDetail, claimSummaryRow, ledgerRow, mapPages, printRecord, printRowPages, pruneRecord } from './output.js';
 import { readResult } from './result-input.js';
 import { tellWaiters } from './tell-waiters.js';
+import { packageVersion } from './version.js';
 import { loadWorkerConfig } from './worker-config.js';
 import type { LoadedWorkerConfig } from './worker-config.js';
 
 const HELP = `Usage: temporal-idempotency <command> [options]
+       temporal-idempotency --version | --help
 
 Commands:
   migrate                               create or upgrade the schema
@@ -76,6 +78,10 @@ type Flags = ReturnType<typeof parseCommandLine>['values'];
 export async function main(argv: readonly string[]): Promise<number> {
   const { values, positionals } = parseCommandLine(argv);
   const [command, key, ...extra] = positionals;
+  if (values.version) {
+    console.log(packageVersion());
+    return EXIT.ok;
+  }
   if (values.help || !command) {
     console.log(HELP);
     return values.help ? EXIT.ok : EXIT.usage;
@@ -240,6 +246,7 @@ function parseCommandLine(argv: readonly string[]) {
         schema: { type: 'string' },
         json: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean' },
         state: { type: 'string' },
         workflow: { type: 'string' },
         activity: { type: 'string' },

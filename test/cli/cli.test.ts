@@ -3,7 +3,7 @@
  * ending in a clear error, the documented exit code, and no change.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -43,6 +43,12 @@ async function stateOf(key: string): Promise<string | null> {
 }
 
 describe('temporal-idempotency CLI', () => {
+  it('--version prints the package version, and nothing else', async () => {
+    const manifest = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    const run = await runCli(['--version']);
+    expect(run).toEqual({ code: EXIT.ok, stdout: `${manifest.version}\n`, stderr: '' });
+  });
+
   it('migrate applies nothing on a current schema, and says so', async () => {
     const run = await cli('migrate', '--json');
     expect(run.code).toBe(EXIT.ok);
