@@ -60,8 +60,14 @@ Options:
                      $TEMPORAL_IDEMPOTENCY_WORKER_CONFIG; the secret alone: $TEMPORAL_IDEMPOTENCY_SECRET)
 
 Environment: DATABASE_URL or PGHOST/PGPORT/PGUSER/PGPASSWORD/PGDATABASE (PGSSLMODE, or sslmode=… in
-the URL, for TLS); connecting and logging in must finish within 5 s. TEMPORAL_ADDRESS (default
-localhost:7233) and TEMPORAL_NAMESPACE for the signal.
+the URL, for TLS); connecting and logging in must finish within 5 s.
+The signal to waiting workflows connects as the \`temporal\` CLI does (with @temporalio/envconfig
+installed at your SDK's version): the profile TEMPORAL_PROFILE (else "default") of the config file
+TEMPORAL_CONFIG_FILE (else ~/.config/temporalio/temporal.toml), overridden by TEMPORAL_ADDRESS
+(default localhost:7233), TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS and TEMPORAL_TLS_*
+(client cert and key, server CA, server name) and TEMPORAL_GRPC_META_*. Without envconfig, only
+TEMPORAL_ADDRESS and TEMPORAL_NAMESPACE, in plaintext. Each workflow is signalled in the namespace
+recorded for it; the profile's namespace applies to --workflow-id.
 
 Exit codes: 0 ok, 1 unexpected failure, 2 bad usage or input, 3 no such key,
 4 the claim's state does not allow it, 5 the database cannot be used (unreachable, login refused,
