@@ -2,7 +2,10 @@
  * `list` and `ledger` over more rows than fit in one page: every row once, in
  * order, and the CLI's memory does not grow with the number of rows printed.
  */
-import { describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, inject, it } from 'vitest';
 import { useTestSchema } from '../support/schema.js';
 import { runCli } from '../support/cli.js';
 
@@ -40,6 +43,20 @@ describe('list at scale', () => {
     expect(lines).toHaveLength(2_101);
     expect(lines.filter((line) => line.startsWith('key '))).toHaveLength(1);
     expect(lines.slice(1).map((line) => line.split(/\s+/)[0])).toEqual(rows.slice(0, 2_100).map((row) => row.key));
+  });
+
+  it('stops quietly, exit 0, when its reader closes the pipe early (| head)', async () => {
+    await seedCompleted('piped', 20_000, 10);
+    const list = `"${process.execPath}" --import tsx src/cli/bin.ts list --activity piped --limit 20000 --schema ${schema.name}`;
+    const child = spawn('bash', ['-c', `${list} | head -c 100 > /dev/null; exit \${PIPESTATUS[0]}`], {
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+      env: { ...process.env, DATABASE_URL: inject('databaseUrl') },
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => void (stderr += chunk.toString()));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
   });
 
   it('prints 100,000 claims with 2 KB results in a 48 MB heap: memory does not grow with the rows printed', async () => {
