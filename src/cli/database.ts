@@ -34,7 +34,7 @@ export interface Database {
 export function openDatabase(statementTimeoutMs: number | undefined): Database {
   const connectionString = process.env['DATABASE_URL'];
   // What pg will use, read the way pg reads it (URL, then PG* variables, then defaults).
-  const { host, port, database, user } = new pg.Client({ connectionString });
+  const { host, port, database, user } = parsedTarget(connectionString);
   const pool = new pg.Pool({
     connectionString,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
@@ -50,6 +50,20 @@ export function openDatabase(statementTimeoutMs: number | undefined): Database {
   });
   pool.on('error', () => undefined);
   return { pool, target: { host, port, database, user }, statementTimeoutMs };
+}
+
+function parsedTarget(connectionString: string | undefined): DatabaseTarget {
+  try {
+    const { host, port, database, user } = new pg.Client({ connectionString });
+    return { host, port, database, user };
+  } catch (error) {
+    // Not the URL itself: it may hold the password.
+    throw new CliError(
+      `DATABASE_URL is not a connection string pg can read (${(error as Error).message}); expected ` +
+        'postgres://USER:PASSWORD@HOST:PORT/DATABASE, with special characters in the password percent-encoded.',
+      EXIT.usage,
+    );
+  }
 }
 
 /** Network failures Node reports by code: nothing was said by a Postgres server. */

@@ -53,6 +53,13 @@ describe('a database the CLI cannot use: exit 5, what failed, never the password
     expect(run.stderr).not.toContain(SECRET_PASSWORD);
   });
 
+  it('a DATABASE_URL pg cannot read is a usage error that does not print it', async () => {
+    const run = await list(`postgres://postgres:${SECRET_PASSWORD}@127.0.0.1:notaport/postgres`);
+    expect(run.code).toBe(EXIT.usage);
+    expect(run.stderr).toMatch(/DATABASE_URL is not a connection string pg can read/);
+    expect(run.stderr).not.toContain(SECRET_PASSWORD);
+  });
+
   it('a server that accepts the connection and never answers: bounded by the connect timeout', async () => {
     const { proxy: stalled, url } = await proxy();
     stalled.stall();
