@@ -11,7 +11,7 @@ export const EXIT = {
   notFound: 3,
   /** The claim's state does not allow it (resolving a completed key, releasing a call that may be in flight). */
   conflict: 4,
-  /** The database could not be reached. */
+  /** The database cannot be used: unreachable, login refused, no answer in time, or its schema not at this release's migration. */
   unavailable: 5,
   /** The claim changed, but a workflow waiting on it could not be signalled: the operator must signal it. */
   signalFailed: 6,

@@ -4,18 +4,22 @@
  * Exit codes: see EXIT in ./errors.ts and `temporal-idempotency --help`.
  */
 import { parseArgs } from 'node:util';
-import pg from 'pg';
+import type pg from 'pg';
 import { CLAIM_STATES, ClaimOperations, DEFAULT_SCHEMA, grantScript, migrate } from '../store/index.js';
 import type { ListFilter, StoreRoles } from '../store/index.js';
+import { keyToUuid } from '../key/index.js';
+import { DEFAULT_STATEMENT_TIMEOUT_MS, databaseFailure, openDatabase } from './database.js';
 import { parseDuration } from './duration.js';
 import { CliError, EXIT } from './errors.js';
-import { argumentsDetail, claimDetail, claimSummaryRow, printRecord, printRows, pruneRecord } from './output.js';
-import { keyToUuid } from '../key/index.js';
+import { argumentsDetail, claimDetail, claimSummaryRow, ledgerRow, mapPages, printRecord, printRowPages, pruneRecord } from './output.js';
+import { readResult } from './result-input.js';
 import { tellWaiters } from './tell-waiters.js';
+import { packageVersion } from './version.js';
 import { loadWorkerConfig } from './worker-config.js';
 import type { LoadedWorkerConfig } from './worker-config.js';
 
 const HELP = `Usage: temporal-idempotency <command> [options]
+       temporal-idempotency --version | --help
 
 Commands:
   migrate [--worker-role R] [--operator-role R]
@@ -26,8 +30,11 @@ Commands:
   list [--state S] [--workflow ID] [--activity TYPE] [--older-than 1h] [--limit N]
                                         claims, those without an outcome first (S: claimed, unknown, completed, open)
   show KEY                              one claim, with its recorded result and the workflows waiting on it
-  resolve KEY --result JSON [--force] [--reason TEXT]
-                                        it happened: record JSON as its result; later attempts return it
+  resolve KEY (--result JSON | --result-file PATH) [--force] [--reason TEXT]
+                                        it happened: record JSON as its result; later attempts return it.
+                                        JSON is what the activity returned, as a value: it is encoded with
+                                        --worker-config's payload converter and codecs, as a worker would
+                                        encode that return value (a result file: --result-file -, stdin)
   release KEY [--force] [--reason TEXT] it did not happen: delete the claim; the next attempt runs it
   resume KEY                            tell workflows waiting on KEY in resumable() to call again: for a key
                                         that completed after it was refused, or when a signal was lost
@@ -53,16 +60,27 @@ Options:
   --no-signal        after resolve, release or resume, do not signal the waiting workflows
   --workflow-id ID   signal this workflow too (beside the claim's own and every one refused on it)
   --reason TEXT      why (resolve, release, prune): kept in the operator trail that \`show\` prints
+  --statement-timeout D
+                     give up on a statement after D (e.g. 30s, 10m; default 60s, none for migrate):
+                     a lock held elsewhere or a stalled server ends in exit 5, not a hang
   --worker-config P  a module exporting the workers' { payloadConverter, payloadCodecs, secret, previousSecrets }:
                      results are encoded and records signed as the workers do (default:
                      $TEMPORAL_IDEMPOTENCY_WORKER_CONFIG; the secret alone: $TEMPORAL_IDEMPOTENCY_SECRET)
 
-Environment: DATABASE_URL or PGHOST/PGPORT/PGUSER/PGPASSWORD/PGDATABASE; TEMPORAL_ADDRESS (default
-localhost:7233) and TEMPORAL_NAMESPACE for the signal.
+Environment: DATABASE_URL or PGHOST/PGPORT/PGUSER/PGPASSWORD/PGDATABASE (PGSSLMODE, or sslmode=… in
+the URL, for TLS); connecting and logging in must finish within 5 s.
+The signal to waiting workflows connects as the \`temporal\` CLI does (with @temporalio/envconfig
+installed at your SDK's version): the profile TEMPORAL_PROFILE (else "default") of the config file
+TEMPORAL_CONFIG_FILE (else ~/.config/temporalio/temporal.toml), overridden by TEMPORAL_ADDRESS
+(default localhost:7233), TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS and TEMPORAL_TLS_*
+(client cert and key, server CA, server name) and TEMPORAL_GRPC_META_*. Without envconfig, only
+TEMPORAL_ADDRESS and TEMPORAL_NAMESPACE, in plaintext. Each workflow is signalled in the namespace
+recorded for it; the profile's namespace applies to --workflow-id.
 
 Exit codes: 0 ok, 1 unexpected failure, 2 bad usage or input, 3 no such key,
-4 the claim's state does not allow it, 5 database unreachable, 6 the claim changed
-but a waiting workflow could not be signalled (signal it by hand, see README).`;
+4 the claim's state does not allow it, 5 the database cannot be used (unreachable, login refused,
+no answer in time, or the schema not migrated to this release: the message says which), 6 the claim
+changed but a waiting workflow could not be signalled (signal it by hand, see README).`;
 
 const LIST_COLUMNS = ['key', 'state', 'activity_type', 'workflow_id', 'attempt', 'claimed_by', 'claimed_at', 'owner_alive'];
 const LEDGER_COLUMNS = ['key', 'activity_type', 'workflow_id', 'attempt', 'worker', 'started_at', 'finished_at', 'outcome'];
@@ -74,6 +92,10 @@ type Flags = ReturnType<typeof parseCommandLine>['values'];
 export async function main(argv: readonly string[]): Promise<number> {
   const { values, positionals } = parseCommandLine(argv);
   const [command, key, ...extra] = positionals;
+  if (values.version) {
+    console.log(packageVersion());
+    return EXIT.ok;
+  }
   if (values.help || !command) {
     console.log(HELP);
     return values.help ? EXIT.ok : EXIT.usage;
@@ -82,13 +104,16 @@ export async function main(argv: readonly string[]): Promise<number> {
 
   const schema = values.schema ?? process.env['IDEMPOTENCY_SCHEMA'] ?? DEFAULT_SCHEMA;
   const config = await loadWorkerConfig(values['worker-config'] ?? process.env['TEMPORAL_IDEMPOTENCY_WORKER_CONFIG']);
-  const pool = new pg.Pool({ connectionString: process.env['DATABASE_URL'], connectionTimeoutMillis: 5_000, max: 2 });
-  pool.on('error', () => undefined);
+  const statementTimeoutMs =
+    parseDuration('--statement-timeout', values['statement-timeout']) ?? (command === 'migrate' ? undefined : DEFAULT_STATEMENT_TIMEOUT_MS);
+  const database = openDatabase(statementTimeoutMs);
   try {
-    const operations = new ClaimOperations(pool, { schema, secret: config.secret, previousSecrets: config.previousSecrets });
-    return await run(command, key, values, operations, pool, config);
+    const operations = new ClaimOperations(database.pool, { schema, secret: config.secret, previousSecrets: config.previousSecrets });
+    return await run(command, key, values, operations, database.pool, config);
+  } catch (error) {
+    throw databaseFailure(error, database) ?? error;
   } finally {
-    await pool.end();
+    await database.pool.end();
   }
 }
 
@@ -124,8 +149,7 @@ async function run(
       return EXIT.ok;
     }
     case 'list': {
-      const rows = await operations.list(listFilter(values));
-      printRows(rows.map(claimSummaryRow), LIST_COLUMNS, json);
+      await printRowPages(mapPages(operations.listPages(listFilter(values)), claimSummaryRow), LIST_COLUMNS, json);
       return EXIT.ok;
     }
     case 'show': {
@@ -144,7 +168,7 @@ async function run(
     }
     case 'resolve': {
       const claimKey = requireKey(command, key);
-      const result = await config.codec.encode(parseResult(values.result));
+      const result = await config.codec.encode(await readResult(values));
       const before = await operations.resolve(claimKey, result, { force: values.force ?? false, reason: values.reason });
       printRecord(await claimDetail(await operations.show(claimKey), config.codec), json);
       return tellWaiters(operations, before, 'resolved', values);
@@ -172,23 +196,11 @@ async function run(
       return keys(operations, key, values, json);
     case 'prune':
       return prune(operations, values, json);
-    case 'ledger':
-      printRows(
-        (await operations.ledger({ key: values.key, workflowId: values.workflow, limit: parseLimit(values.limit) })).map((entry) => ({
-          key: entry.key,
-          activity_type: entry.activityType,
-          workflow_id: entry.workflowId,
-          attempt: entry.attempt,
-          worker: entry.worker,
-          started_at: entry.startedAt,
-          finished_at: entry.finishedAt,
-          outcome: entry.outcome,
-          error_message: entry.errorMessage,
-        })),
-        LEDGER_COLUMNS,
-        json,
-      );
+    case 'ledger': {
+      const pages = operations.ledgerPages({ key: values.key, workflowId: values.workflow, limit: parseLimit(values.limit) });
+      await printRowPages(mapPages(pages, ledgerRow), LEDGER_COLUMNS, json);
       return EXIT.ok;
+    }
     default:
       throw new CliError(`Unknown command ${JSON.stringify(command)}. See --help.`, EXIT.usage);
   }
@@ -247,14 +259,14 @@ async function prune(operations: ClaimOperations, values: Flags, json: boolean):
     );
   }
   const summary = await operations.pruneSummary(olderThanMs);
-  const dryRun = values['dry-run'] ?? false;
-  if (dryRun) {
-    printRecord(pruneRecord(summary, olderThanMs, 'would_prune'), json);
+  if (values['dry-run']) {
+    printRecord(pruneRecord(summary, olderThanMs, { dryRun: true, pruned: summary.count }, json), json);
     return EXIT.ok;
   }
-  if (!json) printRecord(pruneRecord(summary, olderThanMs, 'pruning'), false);
+  // A person sees what goes before it goes; a script gets one record, the same fields as a dry run's.
+  if (!json) printRecord(pruneRecord(summary, olderThanMs, { dryRun: false }, false), false);
   const pruned = await operations.prune(olderThanMs, { reason: values.reason });
-  printRecord(json ? { ...pruneRecord(summary, olderThanMs, 'would_prune'), pruned } : { pruned }, json);
+  printRecord(json ? pruneRecord(summary, olderThanMs, { dryRun: false, pruned }, true) : { pruned }, json);
   return EXIT.ok;
 }
 
@@ -285,12 +297,14 @@ function parseCommandLine(argv: readonly string[]) {
         schema: { type: 'string' },
         json: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean' },
         state: { type: 'string' },
         workflow: { type: 'string' },
         activity: { type: 'string' },
         'older-than': { type: 'string' },
         limit: { type: 'string' },
         result: { type: 'string' },
+        'result-file': { type: 'string' },
         force: { type: 'boolean' },
         'no-signal': { type: 'boolean' },
         'workflow-id': { type: 'string' },
@@ -302,6 +316,7 @@ function parseCommandLine(argv: readonly string[]) {
         'worker-role': { type: 'string' },
         'operator-role': { type: 'string' },
         secret: { type: 'string' },
+        'statement-timeout': { type: 'string' },
       },
     });
   } catch (error) {
@@ -312,15 +327,6 @@ function parseCommandLine(argv: readonly string[]) {
 function requireKey(command: string, key: string | undefined): string {
   if (!key) throw new CliError(`${command} needs a KEY (a claim's key, as in a refusal's details or \`list\`).`, EXIT.usage);
   return key;
-}
-
-function parseResult(text: string | undefined): unknown {
-  if (text === undefined) throw new CliError('resolve needs --result JSON: what the call returned, e.g. --result \'{"id":"ch_1"}\'.', EXIT.usage);
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new CliError(`--result is not valid JSON (${(error as Error).message}); nothing was changed.`, EXIT.usage);
-  }
 }
 
 function parseLimit(text: string | undefined): number {

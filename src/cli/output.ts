@@ -1,20 +1,50 @@
 /** Output for people (aligned tables) and for scripts (`--json`). */
 import type { Payload } from '@temporalio/common';
-import type { Claim, ClaimSummary, PruneSummary } from '../store/index.js';
+import type { Claim, ClaimSummary, LedgerEntry, PruneSummary } from '../store/index.js';
 import { describePayload } from './result-text.js';
 import type { ResultCodec } from '../worker/result-codec.js';
 import { durationText } from './duration.js';
 
 export type Row = Record<string, unknown>;
 
-export function printRows(rows: readonly Row[], columns: readonly string[], json: boolean): void {
-  if (json) return void console.log(JSON.stringify(rows, null, 2));
-  if (rows.length === 0) return void console.log('(none)');
-  const cells = rows.map((row) => columns.map((column) => cellText(row[column])));
-  const widths = columns.map((column, i) => Math.max(column.length, ...cells.map((line) => line[i]!.length)));
-  const line = (values: readonly string[]) => values.map((value, i) => value.padEnd(widths[i]!)).join('  ').trimEnd();
-  console.log(line(columns));
-  for (const values of cells) console.log(line(values));
+/**
+ * Prints rows as they arrive, a page at a time, so memory holds one page however many rows there
+ * are: `--json` as one JSON array (the same text as `JSON.stringify(rows, null, 2)`), else a table
+ * whose column widths come from the first page (a longer cell later only widens its own line).
+ * Stops reading pages once stdout is closed (`| head`).
+ */
+export async function printRowPages(pages: AsyncIterable<readonly Row[]>, columns: readonly string[], json: boolean): Promise<void> {
+  let started = false;
+  let widths: number[] = [];
+  for await (const page of pages) {
+    if (page.length === 0) continue;
+    if (json) {
+      const items = page.map((row) => JSON.stringify(row, null, 2).replace(/^/gm, '  '));
+      await write(`${started ? ',\n' : '[\n'}${items.join(',\n')}`);
+    } else {
+      const cells = page.map((row) => columns.map((column) => cellText(row[column])));
+      if (!started) widths = columns.map((column, i) => Math.max(column.length, ...cells.map((values) => values[i]!.length)));
+      const line = (values: readonly string[]) => values.map((value, i) => value.padEnd(widths[i]!)).join('  ').trimEnd();
+      await write(`${started ? '' : `${line(columns)}\n`}${cells.map(line).join('\n')}\n`);
+    }
+    started = true;
+    if (process.stdout.destroyed) return;
+  }
+  if (json) await write(started ? '\n]\n' : '[]\n');
+  else if (!started) await write('(none)\n');
+}
+
+/** Writes to stdout, waiting while its buffer is full; a closed stdout (EPIPE) is not an error here. */
+async function write(text: string): Promise<void> {
+  if (process.stdout.destroyed) return;
+  if (process.stdout.write(text)) return;
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      process.stdout.off('drain', done).off('close', done).off('error', done);
+      resolve();
+    };
+    process.stdout.on('drain', done).on('close', done).on('error', done);
+  });
 }
 
 export function printRecord(record: Row, json: boolean): void {
@@ -36,6 +66,24 @@ export function claimSummaryRow(claim: ClaimSummary | Claim): Row {
   };
 }
 
+export function ledgerRow(entry: LedgerEntry): Row {
+  return {
+    key: entry.key,
+    activity_type: entry.activityType,
+    workflow_id: entry.workflowId,
+    attempt: entry.attempt,
+    worker: entry.worker,
+    started_at: entry.startedAt,
+    finished_at: entry.finishedAt,
+    outcome: entry.outcome,
+    error_message: entry.errorMessage,
+  };
+}
+
+export async function* mapPages<T>(pages: AsyncIterable<readonly T[]>, toRow: (item: T) => Row): AsyncGenerator<Row[]> {
+  for await (const page of pages) yield page.map(toRow);
+}
+
 export async function claimDetail(claim: Claim, codec: ResultCodec): Promise<Row> {
   return {
     ...claimSummaryRow(claim),
@@ -52,14 +100,25 @@ export async function claimDetail(claim: Claim, codec: ResultCodec): Promise<Row
   };
 }
 
-export function pruneRecord(summary: PruneSummary, olderThanMs: number, label: string): Row {
-  return {
-    [label]: summary.count,
+/**
+ * What `prune` deletes. `--json` gives the same fields whether or not it is a dry run: `pruned` (the
+ * count deleted, or that a dry run would delete) and `dry_run`. The table leads with `would_prune`
+ * or `pruning`, printed before the deletion, and a real run adds `pruned` after it.
+ */
+export function pruneRecord(
+  summary: PruneSummary,
+  olderThanMs: number,
+  run: { readonly dryRun: boolean; readonly pruned?: number },
+  json: boolean,
+): Row {
+  const details = {
     horizon: durationText(olderThanMs),
     oldest_finished_at: summary.oldestFinishedAt,
     newest_finished_at: summary.newestFinishedAt,
     by_activity_type: summary.byActivityType,
   };
+  if (json) return { dry_run: run.dryRun, pruned: run.pruned, ...details };
+  return { [run.dryRun ? 'would_prune' : 'pruning']: summary.count, ...details };
 }
 
 function cellText(value: unknown): string {

@@ -3,6 +3,7 @@ import type { Connection } from '@temporalio/client';
 import { OPERATOR_DECISION_SIGNAL } from '../operator-decision.js';
 import type { OperatorDecision } from '../operator-decision.js';
 import type { Waiter } from '../store/index.js';
+import type { TemporalTarget } from './temporal-connection.js';
 
 export type SignalOutcome =
   | { readonly waiter: Waiter; readonly delivered: true }
@@ -11,22 +12,29 @@ export type SignalOutcome =
   /** Not delivered, for a reason an operator must look at (Temporal unreachable, a wrong namespace, no permission). */
   | { readonly waiter: Waiter; readonly delivered: false; readonly closed: false; readonly error: string };
 
-/** Signals each waiter (its latest run) in the namespace recorded for it; never throws for one waiter's failure. */
-export async function signalDecision(waiters: readonly Waiter[], decision: OperatorDecision): Promise<SignalOutcome[]> {
+/**
+ * Signals each waiter (its latest run) in the namespace recorded for it, over one connection to
+ * `target` (or fails every waiter with `target`'s error); never throws for one waiter's failure.
+ */
+export async function signalDecision(
+  waiters: readonly Waiter[],
+  decision: OperatorDecision,
+  target: TemporalTarget | Error,
+): Promise<SignalOutcome[]> {
   if (waiters.length === 0) return [];
-  const address = process.env['TEMPORAL_ADDRESS'] ?? 'localhost:7233';
+  const failAll = (text: string) => waiters.map((waiter): SignalOutcome => ({ waiter, delivered: false, closed: false, error: text }));
+  if (target instanceof Error) return failAll(target.message);
   let temporal: typeof import('@temporalio/client');
   let connection: Connection;
   try {
     temporal = await loadClient();
   } catch (error) {
-    return waiters.map((waiter) => ({ waiter, delivered: false, closed: false, error: (error as Error).message }));
+    return failAll((error as Error).message);
   }
   try {
-    connection = await temporal.Connection.connect({ address, connectTimeout: 5_000 });
+    connection = await temporal.Connection.connect({ ...target.connectionOptions, connectTimeout: 5_000 });
   } catch (error) {
-    const text = `cannot connect to Temporal at ${address}: ${(error as Error).message}`;
-    return waiters.map((waiter) => ({ waiter, delivered: false, closed: false, error: text }));
+    return failAll(`cannot connect to Temporal at ${target.description}: ${(error as Error).message}`);
   }
   try {
     const outcomes: SignalOutcome[] = [];

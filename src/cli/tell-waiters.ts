@@ -6,6 +6,7 @@ import type { Claim, ClaimOperations } from '../store/index.js';
 import { OPERATOR_DECISION_SIGNAL } from '../operator-decision.js';
 import { EXIT } from './errors.js';
 import { signalDecision } from './signal-workflow.js';
+import { loadTemporalTarget } from './temporal-connection.js';
 
 type ClaimIdentity = Pick<Claim, 'key'> & Partial<Pick<Claim, 'namespace' | 'workflowId' | 'runId' | 'activityType'>>;
 
@@ -21,14 +22,18 @@ export async function tellWaiters(
     : undefined;
   const waiters = await operations.waitersOf(claim.key, own);
   const extra = flags['workflow-id'];
+  if (waiters.length === 0 && !extra) {
+    console.error(`No workflow is on record as waiting on ${claim.key}; nothing to signal.`);
+    return EXIT.ok;
+  }
+  const target = await loadTemporalTarget().catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
   if (extra && !waiters.some((waiter) => waiter.workflowId === extra)) {
-    // A workflow named by hand has no namespace on record: TEMPORAL_NAMESPACE, else the claim's.
-    const namespace = process.env['TEMPORAL_NAMESPACE'] ?? own?.namespace ?? 'default';
+    // A workflow named by hand has no namespace on record: the profile's (or TEMPORAL_NAMESPACE), else the claim's.
+    const namespace = (target instanceof Error ? process.env['TEMPORAL_NAMESPACE'] : target.namespace) ?? own?.namespace ?? 'default';
     waiters.push({ key: claim.key, namespace, workflowId: extra, runId: null, activityType: own?.activityType ?? 'unknown' });
   }
-  if (waiters.length === 0) console.error(`No workflow is on record as waiting on ${claim.key}; nothing to signal.`);
   let failed = 0;
-  for (const outcome of await signalDecision(waiters, { key: claim.key, decision })) {
+  for (const outcome of await signalDecision(waiters, { key: claim.key, decision }, target)) {
     const { waiter } = outcome;
     if (outcome.delivered) {
       console.error(`Signalled workflow ${waiter.workflowId}: ${decision}.`);

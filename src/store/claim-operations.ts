@@ -19,6 +19,7 @@ import type { KeyFormat } from '../key/index.js';
 import { pgText } from './pg-text.js';
 import { inTransaction } from './transaction.js';
 import { lockClaimAdmission } from './claim-admission-lock.js';
+import { assertSchemaUsable } from './schema-version.js';
 import { RecordAuthentication } from './record-authentication.js';
 import type { TrustOptions } from './record-authentication.js';
 import { IdempotencyError } from '../errors.js';
@@ -51,6 +52,12 @@ export interface PruneSummary {
   readonly oldestFinishedAt: Date | null;
   readonly newestFinishedAt: Date | null;
   readonly byActivityType: Readonly<Record<string, number>>;
+}
+
+export interface LedgerFilter {
+  readonly key?: string | undefined;
+  readonly workflowId?: string | undefined;
+  readonly limit: number;
 }
 
 export interface LedgerEntry {
@@ -129,6 +136,7 @@ export class ClaimOperations {
   private readonly channel: string;
   private readonly authentication: RecordAuthentication;
   private readonly quotedSchema: string;
+  private schemaChecked: Promise<void> | undefined;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -148,7 +156,17 @@ export class ClaimOperations {
 
   /** Claims without an outcome first (they are the ones that need a person), oldest first. */
   async list(filter: ListFilter): Promise<ClaimSummary[]> {
-    const { rows } = await this.pool.query<ClaimSummary>(
+    const claims: ClaimSummary[] = [];
+    for await (const page of this.listPages(filter)) claims.push(...page);
+    return claims;
+  }
+
+  /**
+   * `list`, a page at a time from one server-side cursor (one scan, one snapshot), so a caller
+   * that prints as it goes holds one page, however large the limit.
+   */
+  async *listPages(filter: ListFilter, pageSize = 1_000): AsyncGenerator<ClaimSummary[]> {
+    yield* this.cursorPages<ClaimSummary>(
       `
 SELECT key, state, activity_type AS "activityType", workflow_id AS "workflowId", attempt,
   claimed_by AS "claimedBy", claimed_at AS "claimedAt", ${OWNER_ALIVE} AS "ownerAlive"
@@ -157,14 +175,15 @@ WHERE ($1::text IS NULL OR state = $1 OR ($1 = 'open' AND state <> 'completed'))
   AND ($2::text IS NULL OR workflow_id = $2)
   AND ($3::text IS NULL OR activity_type = $3)
   AND ($4::float8 IS NULL OR claimed_at < now() - $4 * interval '1 millisecond')
-ORDER BY state = 'completed', claimed_at
+ORDER BY state = 'completed', claimed_at, key
 LIMIT $5`,
       [filter.state ?? null, filter.workflowId ?? null, filter.activityType ?? null, filter.olderThanMs ?? null, filter.limit],
+      pageSize,
     );
-    return rows;
   }
 
   async show(key: string): Promise<Claim> {
+    await this.schemaReady();
     const { rows } = await this.pool.query<ClaimRow>(`SELECT ${CLAIM_READ} FROM ${this.claims} WHERE key = $1`, [key]);
     if (!rows[0]) throw new ClaimNotFoundError(key);
     return toClaim(rows[0], this.authentication, await this.keyFormatInForce());
@@ -172,6 +191,7 @@ LIMIT $5`,
 
   /** The arguments recorded with the claim (encoded like its result); null when none were. */
   async recordedArguments(key: string): Promise<Payload | null> {
+    await this.schemaReady();
     const { rows } = await this.pool.query<{ call_arguments: PayloadJson | null }>(`SELECT call_arguments FROM ${this.claims} WHERE key = $1`, [key]);
     if (!rows[0]) throw new ClaimNotFoundError(key);
     return rows[0].call_arguments ? payloadFromJson(rows[0].call_arguments) : null;
@@ -194,6 +214,7 @@ LIMIT $5`,
 
   /** The key format every new claim is keyed in, and which secret keys it. */
   async keyFormatInForce(client: pg.ClientBase | pg.Pool = this.pool): Promise<KeyFormatId> {
+    await this.schemaReady();
     const { rows } = await client.query<{ key_format: 1 | 2; secret_id: string | null; retired_secret_ids: string[] }>(
       `SELECT key_format, secret_id, retired_secret_ids FROM ${this.settings}`,
     );
@@ -234,6 +255,7 @@ WHERE key = $1`,
 
   /** The operator trail of `key`, oldest first. */
   async operatorActions(key: string): Promise<OperatorAction[]> {
+    await this.schemaReady();
     const { rows } = await this.pool.query<OperatorAction>(
       `
 SELECT at, database_user AS "databaseUser", action, key, reason, forced, before_state AS before, after_state AS after
@@ -250,6 +272,7 @@ ORDER BY id`,
    * result (`resolved`) or no claim (`released`). Refused while the claim has no outcome yet.
    */
   async outcomeFor(key: string): Promise<'resolved' | 'released'> {
+    await this.schemaReady();
     const { rows } = await this.pool.query<ClaimRow>(`SELECT ${CLAIM_READ} FROM ${this.claims} WHERE key = $1`, [key]);
     if (!rows[0]) {
       // No claim is "released" only if an operator released it. A row deleted any other way (by hand,
@@ -281,6 +304,7 @@ ORDER BY id`,
 
   /** Every workflow to tell about a decision on `key`: the claim's own and every one refused on it. */
   async waitersOf(key: string, claim?: Pick<Claim, 'namespace' | 'workflowId' | 'runId' | 'activityType'>): Promise<Waiter[]> {
+    await this.schemaReady();
     const { rows } = await this.pool.query<Waiter>(
       `
 SELECT key, namespace, workflow_id AS "workflowId", run_id AS "runId", activity_type AS "activityType"
@@ -301,6 +325,7 @@ ORDER BY refused_at`,
 
   /** Notes that a waiter was told of a decision; it stays, so `resume` reaches it again if it still waits. */
   async markSignalled(waiter: Pick<Waiter, 'key' | 'namespace' | 'workflowId'>): Promise<void> {
+    await this.schemaReady();
     await this.pool.query(
       `UPDATE ${this.waiters} SET signalled_at = now() WHERE key = $1 AND namespace = $2 AND workflow_id = $3`,
       [waiter.key, waiter.namespace, waiter.workflowId],
@@ -309,6 +334,7 @@ ORDER BY refused_at`,
 
   /** Forgets a waiter whose workflow is closed: nothing waits there any more. */
   async forgetWaiter(waiter: Pick<Waiter, 'key' | 'namespace' | 'workflowId'>): Promise<void> {
+    await this.schemaReady();
     await this.pool.query(`DELETE FROM ${this.waiters} WHERE key = $1 AND namespace = $2 AND workflow_id = $3`, [
       waiter.key,
       waiter.namespace,
@@ -334,6 +360,7 @@ ORDER BY refused_at`,
    * outcome. Appends to the operator trail. Returns the entries.
    */
   async pruneLedger(olderThanMs: number, options: { reason?: string | undefined; dryRun?: boolean } = {}): Promise<number> {
+    await this.schemaReady();
     const { rows } = await this.pool.query<{ pruned: string }>(
       `SELECT ${this.quotedSchema}.prune_ledger($1::float8 * interval '1 millisecond', $2, $3) AS pruned`,
       [olderThanMs, options.reason ?? null, options.dryRun ?? false],
@@ -343,6 +370,7 @@ ORDER BY refused_at`,
 
   /** What `prune(olderThanMs)` would delete: completed claims finished before the cutoff that nobody may still need. */
   async pruneSummary(olderThanMs: number): Promise<PruneSummary> {
+    await this.schemaReady();
     const { rows } = await this.pool.query<{ activity_type: string; count: number; oldest: Date; newest: Date }>(
       `
 SELECT activity_type, count(*)::integer AS count, min(finished_at) AS oldest, max(finished_at) AS newest
@@ -366,6 +394,7 @@ ORDER BY activity_type`,
    * waiting workflow may still need. Returns how many.
    */
   async prune(olderThanMs: number, options: { reason?: string | undefined } = {}): Promise<number> {
+    await this.schemaReady();
     return inTransaction(this.pool, async (client) => {
       const { rowCount } = await client.query(
         `
@@ -394,8 +423,15 @@ WHERE signalled_at < now() - $1::float8 * interval '1 millisecond'
     });
   }
 
-  async ledger(filter: { key?: string | undefined; workflowId?: string | undefined; limit: number }): Promise<LedgerEntry[]> {
-    const { rows } = await this.pool.query<LedgerEntry>(
+  async ledger(filter: LedgerFilter): Promise<LedgerEntry[]> {
+    const entries: LedgerEntry[] = [];
+    for await (const page of this.ledgerPages(filter)) entries.push(...page);
+    return entries;
+  }
+
+  /** `ledger`, a page at a time from one server-side cursor, as `listPages`. */
+  async *ledgerPages(filter: LedgerFilter, pageSize = 1_000): AsyncGenerator<LedgerEntry[]> {
+    yield* this.cursorPages<LedgerEntry>(
       `
 SELECT key, activity_type AS "activityType", workflow_id AS "workflowId", attempt, worker,
   started_at AS "startedAt", finished_at AS "finishedAt", outcome, error_message AS "errorMessage"
@@ -404,8 +440,39 @@ WHERE ($1::text IS NULL OR key = $1) AND ($2::text IS NULL OR workflow_id = $2)
 ORDER BY started_at DESC
 LIMIT $3`,
       [filter.key ?? null, filter.workflowId ?? null, filter.limit],
+      pageSize,
     );
-    return rows;
+  }
+
+  /**
+   * Runs `query` behind a cursor in a read-only transaction and yields its rows `pageSize` at a time.
+   * Leaving the loop early closes the cursor (the transaction ends either way).
+   */
+  private async *cursorPages<R extends pg.QueryResultRow>(query: string, values: unknown[], pageSize: number): AsyncGenerator<R[]> {
+    await this.schemaReady();
+    const client = await this.pool.connect();
+    let open = false;
+    let failure: Error | undefined;
+    try {
+      await client.query('BEGIN READ ONLY');
+      open = true;
+      await client.query(`DECLARE page_cursor NO SCROLL CURSOR FOR ${query}`, values);
+      for (;;) {
+        const { rows } = await client.query<R>(`FETCH FORWARD ${Number(pageSize)} FROM page_cursor`);
+        if (rows.length > 0) yield rows;
+        if (rows.length < pageSize) break;
+      }
+      await client.query('COMMIT');
+      open = false;
+    } catch (error) {
+      failure = error as Error;
+      throw error;
+    } finally {
+      // A caller that stopped early lands here inside the transaction: ending it closes the cursor.
+      // After a failure the connection's state is unknown, and the pool discards it.
+      if (open && !failure) await client.query('ROLLBACK').catch(() => undefined);
+      client.release(failure);
+    }
   }
 
   /**
@@ -418,6 +485,7 @@ LIMIT $3`,
     options: ChangeOptions,
     apply: (client: pg.PoolClient, claim: Claim, inForce: KeyFormatId) => Promise<{ state: string }>,
   ): Promise<Claim> {
+    await this.schemaReady();
     return inTransaction(this.pool, async (client) => {
       const inForce = await this.keyFormatInForce(client);
       const { rows } = await client.query<ClaimRow>(`SELECT ${CLAIM_READ} FROM ${this.claims} WHERE key = $1 FOR UPDATE`, [key]);
@@ -460,6 +528,7 @@ LIMIT $3`,
    * the operator trail, so `resume` may tell waiting workflows to call again.
    */
   async releaseAbsent(key: string, options: { reason?: string | undefined }): Promise<void> {
+    await this.schemaReady();
     await inTransaction(this.pool, async (client) => {
       const { rows } = await client.query(`SELECT 1 FROM ${this.claims} WHERE key = $1 FOR UPDATE`, [key]);
       if (rows.length > 0) {
@@ -471,6 +540,7 @@ LIMIT $3`,
 
   /** Which key format is in force, and how many rows are not signed by its secret (what an activation would sign). */
   async keyStatus(): Promise<KeyStatus> {
+    await this.schemaReady();
     const inForce = await this.keyFormatInForce();
     const { rows } = await this.pool.query<{ unsigned: number; other: number }>(
       `
@@ -492,6 +562,7 @@ FROM ${this.claims}`,
    * format can appear after it.
    */
   async activateSecret(options: { reason?: string | undefined; batchSize?: number } = {}): Promise<ActivationReport> {
+    await this.schemaReady();
     const secretId = this.authentication.signingSecretId;
     if (secretId === null) {
       throw new SecretRequiredError('Activating a secret needs it: give the CLI --worker-config (secret) or TEMPORAL_IDEMPOTENCY_SECRET.');
@@ -627,6 +698,19 @@ WHERE claim.key = signed.key AND claim.record_mac IS NOT DISTINCT FROM signed.be
     if (row.record_mac === null) return current.version === 1;
     if (row.secret_id === null || !this.authentication.secret(row.secret_id)) return false;
     return toClaim(row, this.authentication, current).authenticity === 'verified';
+  }
+
+  /**
+   * Once per instance, before the first statement: a schema this release cannot use (never
+   * migrated, or migrated by a newer release) is reported by name, as the workers report it,
+   * instead of as `relation "…" does not exist` from whichever statement came first.
+   */
+  private schemaReady(): Promise<void> {
+    this.schemaChecked ??= assertSchemaUsable(this.pool, this.schema).then(() => undefined).catch((error: unknown) => {
+      this.schemaChecked = undefined;
+      throw error;
+    });
+    return this.schemaChecked;
   }
 
   private async recordAction(

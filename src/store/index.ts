@@ -38,6 +38,7 @@ export type {
   ClaimOperationsOptions,
   ClaimSummary,
   LedgerEntry,
+  LedgerFilter,
   ListFilter,
   OperatorAction,
   PruneSummary,

