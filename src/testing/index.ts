@@ -12,3 +12,5 @@ export { InMemoryAuditLedger } from './in-memory-audit-ledger.js';
 export type { LedgerCallSummary, LedgerRecord } from './in-memory-audit-ledger.js';
 export { ManualClock, systemClock } from './clock.js';
 export type { Clock } from './clock.js';
+export { IdempotentActivityEnvironment } from './activity-environment.js';
+export type { AttemptInfo, IdempotentActivityEnvironmentOptions } from './activity-environment.js';
