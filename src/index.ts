@@ -4,18 +4,7 @@
  * worker; claims live in Postgres (`PostgresClaimStore`, `migrate`).
  */
 export { IdempotencyError } from './errors.js';
-export {
-  IDEMPOTENCY_FAILURE_TYPES,
-  IdempotencyClaimBusy,
-  IdempotencyConfiguration,
-  IdempotencyInvalidKeyInput,
-  IdempotencyKeyReuse,
-  IdempotencyOrphanedClaim,
-  IdempotencyRecordRejected,
-  IdempotencyResultUndecodable,
-  IdempotencyStoreUnavailable,
-} from './failure-types.js';
-export type { IdempotencyFailureType } from './failure-types.js';
+export * from './failure-types.js';
 export { idempotencyInterceptors } from './worker/registration.js';
 export { IdempotencyPlugin, WORKFLOW_INTERCEPTORS_MODULE } from './worker/plugin.js';
 export { IdempotentActivityInbound, IdempotentActivityInboundInterceptor } from './worker/interceptor.js';

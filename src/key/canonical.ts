@@ -20,12 +20,144 @@ export type Canonical = null | boolean | number | string | Canonical[] | { [key:
 
 /** The canonical text of `value`; errors name the bad value's path from `rootPath`. */
 export function canonicalize(value: unknown, rootPath = 'value'): string {
+  // The fast writer gives up on anything unusual (a bad value, a cycle, deep nesting); the careful
+  // one then writes it, or names the bad value's path. Both write the same text.
+  return fastCanonicalText(value) ?? new CanonicalWriter().write(value, rootPath);
+}
+
+/** The canonical text by the careful writer alone: for tests that hold the fast one to it. */
+export function canonicalizeCarefully(value: unknown, rootPath = 'value'): string {
   return new CanonicalWriter().write(value, rootPath);
 }
 
 /** The canonical tree of `value`: plain JSON data whose `JSON.stringify` is the canonical text. */
 export function canonicalTree(value: unknown, rootPath = 'value'): Canonical {
   return JSON.parse(canonicalize(value, rootPath)) as Canonical;
+}
+
+/** Deeper than this, the fast writer hands over to the iterative one (it also ends a cycle). */
+const FAST_MAX_DEPTH = 500;
+
+/** Thrown inside the fast writer to hand the value over to the careful one. */
+const GIVE_UP: unique symbol = Symbol('give up');
+
+/**
+ * The canonical text, written recursively with no path bookkeeping and no cycle set: what almost
+ * every call takes. Undefined when the value needs the careful writer.
+ */
+function fastCanonicalText(value: unknown): string | undefined {
+  const writer = new FastWriter();
+  try {
+    writer.write(value, 0);
+    return writer.text;
+  } catch (error) {
+    if (error === GIVE_UP) return undefined;
+    throw error;
+  }
+}
+
+/** An object's keys in canonical order, with their text, for the last object of that shape at a depth. */
+interface KeyOrder {
+  readonly keys: readonly string[];
+  readonly sorted: readonly string[];
+  readonly texts: readonly string[];
+}
+
+class FastWriter {
+  text = '';
+  /** By depth: objects in one array mostly share their keys, so their order is worked out once. */
+  private readonly lastOrder: Array<KeyOrder | undefined> = [];
+
+  write(value: unknown, depth: number): void {
+    switch (typeof value) {
+      case 'string':
+        this.text += JSON.stringify(value);
+        return;
+      case 'number':
+        if (!Number.isFinite(value)) throw GIVE_UP;
+        this.text += value === 0 ? '0' : JSON.stringify(value);
+        return;
+      case 'boolean':
+        this.text += value ? 'true' : 'false';
+        return;
+      case 'undefined':
+        this.text += '{"$undefined":true}';
+        return;
+      case 'object':
+        if (value === null) {
+          this.text += 'null';
+          return;
+        }
+        if (depth >= FAST_MAX_DEPTH) throw GIVE_UP;
+        if (Array.isArray(value)) return this.writeArray(value, depth);
+        if (isPlainObject(value)) return this.writeRecord(value as Record<string, unknown>, depth);
+        if (value instanceof Uint8Array) {
+          this.text += bytesText(value);
+          return;
+        }
+        if (value instanceof Date && !Number.isNaN(value.getTime())) {
+          this.text += dateText(value);
+          return;
+        }
+        throw GIVE_UP;
+      default:
+        throw GIVE_UP;
+    }
+  }
+
+  private writeArray(items: readonly unknown[], depth: number): void {
+    this.text += '[';
+    for (let index = 0; index < items.length; index++) {
+      if (index > 0) this.text += ',';
+      this.write(items[index], depth + 1);
+    }
+    this.text += ']';
+  }
+
+  private writeRecord(record: Record<string, unknown>, depth: number): void {
+    const order = this.orderOf(Object.keys(record), depth);
+    this.text += '{';
+    let first = true;
+    for (let index = 0; index < order.sorted.length; index++) {
+      const item = record[order.sorted[index]!];
+      if (item === undefined) continue;
+      this.text += first ? order.texts[index]! : `,${order.texts[index]!}`;
+      first = false;
+      this.write(item, depth + 1);
+    }
+    this.text += '}';
+  }
+
+  private orderOf(keys: readonly string[], depth: number): KeyOrder {
+    const last = this.lastOrder[depth];
+    if (last && sameKeys(last.keys, keys)) return last;
+    const sorted = sortedKeys([...keys]);
+    const order = { keys, sorted, texts: sorted.map((key) => `${keyText(key)}:`) };
+    this.lastOrder[depth] = order;
+    return order;
+  }
+}
+
+function sameKeys(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let index = 0; index < a.length; index++) if (a[index] !== b[index]) return false;
+  return true;
+}
+
+function bytesText(bytes: Uint8Array): string {
+  return `{"$bytes":"${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')}"}`;
+}
+
+function dateText(date: Date): string {
+  return `{"$date":"${date.toISOString()}"}`;
+}
+
+const PLAIN_KEY = /^[A-Za-z0-9_\-]*$/;
+
+/** A key as the canonical text writes it: `$`-keys escaped, quoted as JSON. */
+function keyText(key: string): string {
+  if (PLAIN_KEY.test(key)) return `"${key}"`;
+  return JSON.stringify(key.startsWith('$') ? `$${key}` : key);
 }
 
 /** Where a value sits, built only when an error needs to name it. */
@@ -95,13 +227,10 @@ class CanonicalWriter {
     if (this.ancestors.has(value)) {
       throw invalid(path, 'the value contains a cycle (it refers back to one of its own parents)');
     }
-    if (value instanceof Uint8Array) {
-      const base64 = Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64');
-      return void this.out.push(`{"$bytes":"${base64}"}`);
-    }
+    if (value instanceof Uint8Array) return void this.out.push(bytesText(value));
     if (value instanceof Date) {
       if (Number.isNaN(value.getTime())) throw invalid(path, 'an invalid Date has no stable form');
-      return void this.out.push(`{"$date":"${value.toISOString()}"}`);
+      return void this.out.push(dateText(value));
     }
     if (Array.isArray(value)) return this.openArray(value, path);
     if (!isPlainObject(value)) {
@@ -134,7 +263,7 @@ class CanonicalWriter {
     for (let index = keys.length - 1; index >= 0; index--) {
       const key = keys[index]!;
       this.work.push({ value: record[key], path: { parent: path, step: key, position: index + 1 } });
-      this.work.push(`${index > 0 ? ',' : ''}${JSON.stringify(key.startsWith('$') ? `$${key}` : key)}:`);
+      this.work.push(`${index > 0 ? ',' : ''}${keyText(key)}:`);
     }
   }
 }

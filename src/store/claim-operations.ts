@@ -120,6 +120,7 @@ export class ClaimOperations {
   private readonly settings: string;
   private readonly channel: string;
   private readonly authentication: RecordAuthentication;
+  private readonly quotedSchema: string;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -127,6 +128,7 @@ export class ClaimOperations {
   ) {
     this.schema = options.schema ?? DEFAULT_SCHEMA;
     const quoted = quoteIdentifier('schema', this.schema);
+    this.quotedSchema = quoted;
     this.claims = `${quoted}.claims`;
     this.waiters = `${quoted}.waiters`;
     this.ledgerCalls = `${quoted}.ledger_calls`;
@@ -313,6 +315,20 @@ ORDER BY refused_at`,
   SELECT 1 FROM ${this.waiters} AS waiter
   WHERE waiter.key = ${claims}.key
     AND (waiter.signalled_at IS NULL OR waiter.signalled_at >= now() - $1::float8 * interval '1 millisecond'))`;
+  }
+
+  /**
+   * Deletes (or with `dryRun`, counts) the ledger entries of calls whose last entry is older than
+   * the horizon, through the schema owner's `prune_ledger` (the ledger is append-only for every
+   * other role): never a call under a day old, nor one whose key still has a claim without an
+   * outcome. Appends to the operator trail. Returns the entries.
+   */
+  async pruneLedger(olderThanMs: number, options: { reason?: string | undefined; dryRun?: boolean } = {}): Promise<number> {
+    const { rows } = await this.pool.query<{ pruned: string }>(
+      `SELECT ${this.quotedSchema}.prune_ledger($1::float8 * interval '1 millisecond', $2, $3) AS pruned`,
+      [olderThanMs, options.reason ?? null, options.dryRun ?? false],
+    );
+    return Number(rows[0]?.pruned ?? 0);
   }
 
   /** What `prune(olderThanMs)` would delete: completed claims finished before the cutoff that nobody may still need. */

@@ -18,6 +18,15 @@ export const OWNER_ALIVE = 'coalesce(lease_expires_at > now(), false)';
 /** What every read of a claim selects: its columns, `owner_alive` and the database's clock. */
 export const CLAIM_READ = `${CLAIM_COLUMNS}, ${OWNER_ALIVE} AS owner_alive, now() AS read_at`;
 
+/**
+ * The key format in force, read by the same statement (one snapshot) as the row it judges: a row
+ * written after an activation is judged by the format that activation put in force, never by a
+ * worker's earlier read. `settings` is the already-quoted table.
+ */
+export function inForceColumns(settings: string): string {
+  return `(SELECT key_format FROM ${settings}) AS in_force_key_format, (SELECT secret_id FROM ${settings}) AS in_force_secret_id`;
+}
+
 /** A row of `<schema>.claims` as Postgres returns it, with `owner_alive` judged by its clock. */
 export interface ClaimRow {
   key: string;
@@ -43,6 +52,15 @@ export interface ClaimRow {
   key_format: 1 | 2;
   owner_alive: boolean;
   read_at: Date;
+  /** Present when the statement read the format in force with the row (`inForceColumns`). */
+  in_force_key_format?: 1 | 2;
+  in_force_secret_id?: string | null;
+}
+
+/** The format in force as the row's own statement read it, if it did. */
+export function inForceOf(row: ClaimRow): KeyFormatId | undefined {
+  if (row.in_force_key_format === undefined) return undefined;
+  return { version: row.in_force_key_format, secretId: row.in_force_secret_id ?? null };
 }
 
 export function toClaim(row: ClaimRow, authentication: RecordAuthentication, inForce: KeyFormatId): Claim {

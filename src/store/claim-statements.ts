@@ -3,7 +3,7 @@
  * benchmark's baseline sends the very same text straight through `pg`.
  * `table` and `waiters` are already-quoted identifiers; every value is a `$n`.
  */
-import { CLAIM_COLUMNS, CLAIM_READ } from './claim-row.js';
+import { CLAIM_COLUMNS, CLAIM_READ, inForceColumns } from './claim-row.js';
 
 /**
  * Makes this transaction's commit wait for the WAL flush (and for synchronous standbys, when
@@ -15,7 +15,6 @@ const DURABLE_COMMIT = `
   CASE WHEN current_setting('synchronous_commit') IN ('off', 'local') THEN 'on'
   ELSE current_setting('synchronous_commit') END, true)) AS durable`;
 
-const CLAIM_RETURNING = `RETURNING ${CLAIM_COLUMNS}, true AS owner_alive, now() AS read_at`;
 
 export interface ClaimStatements {
   readonly claim: string;
@@ -33,6 +32,9 @@ export interface ClaimStatements {
 }
 
 export function claimStatements(table: string, waiters: string, settings: string): ClaimStatements {
+  // Every statement that returns a claim returns the format in force with it, read in the same snapshot.
+  const CLAIM_RETURNING = `RETURNING ${CLAIM_COLUMNS}, true AS owner_alive, now() AS read_at, ${inForceColumns(settings)}`;
+  const READ = `${CLAIM_READ}, ${inForceColumns(settings)}`;
   return {
     // $1 key, $2 token, $3 fingerprint, … $11 lease ms, $12 deadline ms, $13 record MAC, $14 key format, $15 secret id,
     // $16 the schema version this worker knows, $17 the encoded arguments. A trigger refuses it unless $14/$15 are
@@ -54,13 +56,13 @@ DELETE FROM ${table}
 WHERE key = $1 AND token = $2 AND state = 'claimed'`,
 
     get: `
-SELECT ${CLAIM_READ}
+SELECT ${READ}
 FROM ${table}
 WHERE key = $1`,
 
     // The first of the keys, in the order given, that has a claim: an action's keys in earlier formats.
     getFirst: `
-SELECT ${CLAIM_READ}
+SELECT ${READ}
 FROM ${table}
 WHERE key = ANY($1::text[])
 ORDER BY array_position($1::text[], key)
@@ -101,7 +103,7 @@ RETURNING claim.token`,
 UPDATE ${table}
 SET awaited = true
 WHERE key = $1
-RETURNING ${CLAIM_READ}`,
+RETURNING ${READ}`,
 
     // The taker's identity replaces the orphan's, so the row never pairs one attempt's ids with another's.
     // The trigger admits it like a new claim ($13: the schema version this worker knows).

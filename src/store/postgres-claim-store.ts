@@ -27,7 +27,7 @@ import { DEFAULT_SCHEMA, outcomeChannel, quoteIdentifier } from './identifiers.j
 import { SchemaTooNewError, assertSchemaUsable, readSchemaState } from './schema-version.js';
 import { LATEST_MIGRATION } from './migrations/index.js';
 import { payloadToJson } from './payload-json.js';
-import { toClaim } from './claim-row.js';
+import { inForceOf, toClaim } from './claim-row.js';
 import type { ClaimRow } from './claim-row.js';
 import { claimStatements } from './claim-statements.js';
 import type { ClaimStatements } from './claim-statements.js';
@@ -57,8 +57,6 @@ export interface PostgresClaimStoreOptions extends TrustOptions {
 }
 
 const BEGIN_ATTEMPTS = 3;
-/** How long a read of the key format in force is trusted before an unsigned row makes the store read it again. */
-const FRESH_FORMAT_MS = 1_000;
 /** SQLSTATE of the trigger that refuses a claim keyed in a format that is not in force (migration 7). */
 const KEY_FORMAT_REFUSED = 'TI001';
 /** SQLSTATE of the trigger that refuses a claim from a worker older than the schema admits (migration 8). */
@@ -82,7 +80,6 @@ export class PostgresClaimStore implements ClaimStore {
   private readonly authentication: RecordAuthentication;
   /** The key format in force, as last read; re-read when a claim is refused for its format. */
   private inForce: KeyFormatId = { version: 1, secretId: null };
-  private inForceReadAt = 0;
 
   constructor(options: PostgresClaimStoreOptions) {
     if (options?.pool == null || typeof options.pool.query !== 'function') {
@@ -129,16 +126,13 @@ export class PostgresClaimStore implements ClaimStore {
   }
 
   /**
-   * Authenticates a row as the format in force says. Before trusting an unsigned row while a format
-   * without a secret seems to be in force, reads the setting again: a secret may have been activated
-   * since, and then an unsigned row is refused.
+   * Authenticates a row by the format in force that its own statement read (one snapshot: a row
+   * forged after an activation is judged by that activation), and remembers that format for signing.
    */
   private async claimOf(row: ClaimRow): Promise<Claim> {
-    const unsigned = row.record_mac === null;
-    if (unsigned && this.inForce.version === 1 && this.authentication.hasSecret && Date.now() - this.inForceReadAt > FRESH_FORMAT_MS) {
-      await this.readKeyFormat();
-    }
-    return toClaim(row, this.authentication, this.inForce);
+    const inForce = inForceOf(row);
+    if (inForce) this.inForce = inForce;
+    return toClaim(row, this.authentication, inForce ?? this.inForce);
   }
 
   async complete(claim: Claim, result: Payload): Promise<boolean> {
@@ -361,7 +355,6 @@ export class PostgresClaimStore implements ClaimStore {
     const { rows } = await this.pool.query<{ key_format: 1 | 2; secret_id: string | null }>(this.statements.keyFormatInForce);
     const row = rows[0];
     if (row) this.inForce = { version: row.key_format, secretId: row.secret_id };
-    this.inForceReadAt = Date.now();
   }
 
   /**

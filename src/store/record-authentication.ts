@@ -34,14 +34,17 @@ export interface SignedFields {
   readonly outcomeDetail: PayloadJson | null;
 }
 
-/** `'unkeyed'`: the time before any secret (key format 1): claims made then are still looked up. */
+/**
+ * `'unkeyed'`: the time before any secret (key format 1). Accepted for compatibility: claims made
+ * in format 1 are always looked up, since every deployment claims in it until a secret is activated.
+ */
 export type PreviousSecret = SecretMaterial | 'unkeyed';
 
 export interface TrustOptions {
   /** Key material for keyed hashes and record MACs, at least 32 bytes, from your secret manager. */
   readonly secret?: SecretMaterial | undefined;
   /**
-   * Earlier secrets, and `'unkeyed'` for the time before any: claims made under their keys are still
+   * Earlier secrets (and `'unkeyed'`, which is implied): claims made under their keys are still
    * found, and rows they signed still verify. Keep them until the claims made before the change
    * are past your retention.
    */
@@ -69,7 +72,6 @@ export class KeyFormatUnavailableError extends IdempotencyError {
 export class RecordAuthentication {
   /** Every secret this worker knows, by id: the configured one first. */
   private readonly secrets = new Map<string, DeploymentSecret>();
-  private readonly knowsUnkeyed: boolean;
   private readonly configured: DeploymentSecret | undefined;
 
   constructor(options: TrustOptions = {}) {
@@ -80,8 +82,7 @@ export class RecordAuthentication {
       this.secrets.set(secret.id, secret);
     }
     this.configured = options.secret === undefined ? undefined : this.secrets.get(new DeploymentSecret(options.secret).id);
-    // Without any secret this worker only knows format 1; with one, format 1 only as a previous format.
-    this.knowsUnkeyed = options.secret === undefined || previous.includes('unkeyed');
+
   }
 
   /** Whether this worker can sign at all (it was given a secret). */
@@ -98,10 +99,12 @@ export class RecordAuthentication {
   keyFormats(inForce: KeyFormatId): KeyFormats {
     const current = this.formatOf(inForce);
     if (!current) throw new KeyFormatUnavailableError(inForce);
-    // Before a secret is in force there are no keyed claims to find; after, the earlier secrets' and format 1's.
+    // Before a secret is in force there are no keyed claims to find; after, the earlier secrets' and format 1's,
+    // always: every deployment claims in format 1 until its first activation, and a call in flight across it
+    // must find its own claim (a worker given only `secret` would otherwise call again).
     if (inForce.version === 1) return { inForce: current, previous: [] };
     const others = [...this.secrets.values()].filter((secret) => secret.id !== inForce.secretId).map((secret) => keyedFormat(secret));
-    return { inForce: current, previous: this.knowsUnkeyed ? [...others, UNKEYED] : others };
+    return { inForce: current, previous: [...others, UNKEYED] };
   }
 
   /**

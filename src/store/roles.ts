@@ -50,6 +50,8 @@ export function grantStatements(roles: StoreRoles, schema: string = DEFAULT_SCHE
       // The operator trail: every change the CLI makes is appended here; nobody but the owner can change it.
       `GRANT SELECT, INSERT ON ${s}.operator_actions TO ${operator}`,
       `GRANT USAGE ON SEQUENCE ${s}.operator_actions_id_seq TO ${operator}`,
+      // Runs as the owner: deletes only whole calls past the retention, never under a day old (migration 10).
+      `GRANT EXECUTE ON FUNCTION ${s}.prune_ledger(interval, text, boolean) TO ${operator}`,
     );
   }
   return statements;

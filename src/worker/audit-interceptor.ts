@@ -5,7 +5,7 @@
  * else it refuses to run, since a ledger that records calls that never
  * happened is worse than none.
  */
-import { randomUUID } from 'node:crypto';
+import { ledgerCallOf } from './call-identity.js';
 import type { Context } from '@temporalio/activity';
 import { ApplicationFailure, CompleteAsyncError } from '@temporalio/common';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, ActivityInterceptorsFactory, Next } from '@temporalio/worker';
@@ -64,17 +64,7 @@ export class AuditedActivityInboundInterceptor implements ActivityInboundCallsIn
   }
 
   private ledgerCall({ claim }: CurrentCall): LedgerCall {
-    const { info } = this.context;
-    return {
-      callId: randomUUID(),
-      key: claim.key,
-      activityType: info.activityType,
-      workflowId: info.workflowExecution?.workflowId ?? null,
-      runId: info.workflowExecution?.runId ?? null,
-      activityId: info.activityId,
-      attempt: info.attempt,
-      worker: claim.claimedBy,
-    };
+    return ledgerCallOf(this.context.info, claim.key, claim.claimedBy);
   }
 
   /** The error's text may carry user data (a URL with its api key): it is stored through the codec. */

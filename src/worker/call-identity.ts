@@ -8,7 +8,8 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { Payload } from '@temporalio/common';
 import { InvalidKeyInputError, callKeysOf, canonicalize, deriveCustomKey, scopeMaterial } from '../key/index.js';
 import type { CallKeys, KeyFormat } from '../key/index.js';
-import type { ClaimRequest, KeyFormats } from '../store/index.js';
+import { randomUUID } from 'node:crypto';
+import type { ClaimRequest, KeyFormats, LedgerCall } from '../store/index.js';
 import { RESUME_KEY_HEADER, isResumeKey } from '../call-headers.js';
 import type { ResumeKey } from '../call-headers.js';
 import { IdempotencyConfigError } from './errors.js';
@@ -49,15 +50,45 @@ export function callIdentityFor(
   const semanticArgs = settings.keyArgs ? semanticArgsFrom(settings.keyArgs, args) : args;
   const argsText = canonicalize(semanticArgs, 'args');
   // Keys in every format the deployment uses, so a claim made before it moved to its current one is found.
-  // A resumed call is the refused one: its key decides, whatever format it was made in.
-  const [primary, ...previous] = resume
-    ? [{ key: resume.key, fingerprint: formats.inForce.fingerprint(argsText), format: formats.inForce.version }]
-    : keysInEveryFormat(info, args, argsText, settings, formats);
+  const [primary, ...previous] = keysInEveryFormat(info, args, argsText, settings, formats);
+  if (resume) {
+    // A resumed call is the refused one: the refused key's record decides, so it is looked up first. Released,
+    // the call is claimed like any other, under its key in the format in force, so a run of the same action
+    // under that key (after a keys activate, say) is found, and a later call finds this one's record.
+    const refused = [primary!, ...previous].find((keys) => keys.key === resume.key) ?? { ...primary!, key: resume.key };
+    previous.unshift(refused);
+  }
   const request: ClaimRequest = {
+    ...callerOf(info, claimedBy),
     key: primary!.key,
     fingerprint: primary!.fingerprint,
     keyFormat: { version: formats.inForce.version, secretId: formats.inForce.secretId },
-    previousKeys: previous.map(({ key, fingerprint }) => ({ key, fingerprint })),
+    previousKeys: uniqueKeys(previous, primary!.key),
+    deadlineMs: info.startToCloseTimeoutMs > 0 ? info.startToCloseTimeoutMs + ATTEMPT_DEADLINE_GRACE_MS : null,
+  };
+  return { request, resumed: resume !== undefined, argsText };
+}
+
+/** A ledger entry's identity for this attempt's call under `key`, made by `worker`. */
+export function ledgerCallOf(info: Info, key: string, worker: string): LedgerCall {
+  return {
+    callId: randomUUID(),
+    key,
+    activityType: info.activityType,
+    workflowId: info.workflowExecution?.workflowId ?? null,
+    runId: info.workflowExecution?.runId ?? null,
+    activityId: info.activityId,
+    attempt: info.attempt,
+    worker,
+  };
+}
+
+/** Which attempt of which activity, in which workflow, on which worker: the parts of a claim that are not its key. */
+export function callerOf(
+  info: Info,
+  claimedBy: string,
+): Pick<ClaimRequest, 'namespace' | 'activityType' | 'workflowId' | 'runId' | 'activityId' | 'attempt' | 'claimedBy'> {
+  return {
     namespace: info.namespace,
     activityType: info.activityType,
     workflowId: info.workflowExecution?.workflowId ?? null,
@@ -65,9 +96,13 @@ export function callIdentityFor(
     activityId: info.activityId,
     attempt: info.attempt,
     claimedBy,
-    deadlineMs: info.startToCloseTimeoutMs > 0 ? info.startToCloseTimeoutMs + ATTEMPT_DEADLINE_GRACE_MS : null,
   };
-  return { request, resumed: resume !== undefined, argsText };
+}
+
+/** The keys to look up before claiming under `claimKey`, each once, in order. */
+function uniqueKeys(keys: readonly CallKeys[], claimKey: string): ClaimRequest['previousKeys'] {
+  const seen = new Set([claimKey]);
+  return keys.filter((keys) => !seen.has(keys.key) && seen.add(keys.key)).map(({ key, fingerprint }) => ({ key, fingerprint }));
 }
 
 function keysInEveryFormat(

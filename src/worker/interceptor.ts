@@ -9,7 +9,7 @@ import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from
 import { InvalidKeyInputError } from '../key/index.js';
 import { KeyFormatChangedError } from '../store/key-format-changed.js';
 import type { BeginResult, Claim, ClaimRequest, KeyFormats } from '../store/index.js';
-import { callIdentityFor } from './call-identity.js';
+import { callIdentityFor, callerOf, ledgerCallOf } from './call-identity.js';
 import type { CallIdentity } from './call-identity.js';
 import { enterCall, leaveCall } from './current-call.js';
 import { IDEMPOTENCY_FAILURE_TYPES } from '../failure-types.js';
@@ -32,7 +32,6 @@ import type { ResultCodec } from './result-codec.js';
 import { CallSettlement } from './call-settlement.js';
 import { askVendor } from './reconciliation.js';
 import type { ReconcileAnswer, Reconciler } from './reconciliation.js';
-import { randomUUID } from 'node:crypto';
 import { UNKEYED, keyToUuid } from '../key/index.js';
 import type { ReconcileOutcome } from '../store/index.js';
 import { CRON_SCHEDULE_HEADER } from '../call-headers.js';
@@ -164,17 +163,11 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
   private unkeyedRequest(): ClaimRequest {
     const { info } = this.context;
     return {
+      ...callerOf(info, this.deps.options.workerIdentity),
       key: '(none yet)',
       fingerprint: '',
       keyFormat: { version: 1, secretId: null },
       previousKeys: [],
-      namespace: info.namespace,
-      activityType: info.activityType,
-      workflowId: info.workflowExecution?.workflowId ?? null,
-      runId: info.workflowExecution?.runId ?? null,
-      activityId: info.activityId,
-      attempt: info.attempt,
-      claimedBy: this.deps.options.workerIdentity,
       deadlineMs: null,
     };
   }
@@ -275,21 +268,8 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
   private async recordReconciliation(taken: Claim, answer: ReconcileOutcome): Promise<void> {
     const ledger = this.deps.options.auditLedger;
     if (!ledger?.recordReconciliation) return;
-    const { info } = this.context;
     await ledger
-      .recordReconciliation(
-        {
-          callId: randomUUID(),
-          key: taken.key,
-          activityType: info.activityType,
-          workflowId: info.workflowExecution?.workflowId ?? null,
-          runId: info.workflowExecution?.runId ?? null,
-          activityId: info.activityId,
-          attempt: info.attempt,
-          worker: taken.claimedBy,
-        },
-        answer,
-      )
+      .recordReconciliation(ledgerCallOf(this.context.info, taken.key, taken.claimedBy), answer)
       .catch((error: unknown) => this.context.log.error('Idempotency: could not append the reconciliation to the ledger', { error }));
   }
 

@@ -8,15 +8,4 @@ export type { PendingRefusal } from './decisions.js';
 export type { OperatorDecision } from '../operator-decision.js';
 export { OPERATOR_DECISION_SIGNAL, PENDING_REFUSALS_QUERY } from '../operator-decision.js';
 export { idempotencyRefusalOf, isIdempotencyRefusal } from './refusal-matching.js';
-export {
-  IDEMPOTENCY_FAILURE_TYPES,
-  IdempotencyClaimBusy,
-  IdempotencyConfiguration,
-  IdempotencyInvalidKeyInput,
-  IdempotencyKeyReuse,
-  IdempotencyOrphanedClaim,
-  IdempotencyRecordRejected,
-  IdempotencyResultUndecodable,
-  IdempotencyStoreUnavailable,
-} from '../failure-types.js';
-export type { IdempotencyFailureType } from '../failure-types.js';
+export * from '../failure-types.js';

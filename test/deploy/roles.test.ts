@@ -136,6 +136,7 @@ describe('least-privilege roles', () => {
     expect(await sqlStateOf(pool, `DELETE FROM ${s}.ledger`)).toBe('42501');
     expect(await sqlStateOf(pool, `INSERT INTO ${s}.operator_actions (action) VALUES ('forged')`)).toBe('42501');
     expect(await sqlStateOf(pool, `CREATE TABLE ${s}.mine (id int)`)).toBe('42501');
+    expect(await sqlStateOf(pool, `SELECT ${s}.prune_ledger('30 days', 'hiding a call', false)`)).toBe('42501');
   });
 
   it('the operator runs every CLI command; resolve signals the refused workflow, which returns the result', async () => {
@@ -163,7 +164,10 @@ describe('least-privilege roles', () => {
     expect(result).toEqual(['sent by hand']);
     expect(calls).toEqual([]);
 
-    const pruned = await run('prune', '--older-than', '1s', '--allow-short', '--reason', 'roles test');
+    // An hour later, as far as the rows tell: the claim finished and its waiter was told.
+    await admin.query(`UPDATE "${schemaName}".claims SET finished_at = now() - interval '1 hour'`);
+    await admin.query(`UPDATE "${schemaName}".waiters SET signalled_at = now() - interval '1 hour'`);
+    const pruned = await run('prune', '--older-than', '30m', '--allow-short', '--reason', 'roles test');
     expect({ stderr: pruned.stderr, code: pruned.code }).toEqual({ stderr: '', code: 0 });
     expect(await admin.query(`SELECT key FROM "${schemaName}".claims`)).toMatchObject({ rowCount: 0 });
 
@@ -188,6 +192,9 @@ describe('least-privilege roles', () => {
     expect(await sqlStateOf(pool, `DELETE FROM ${s}.ledger`)).toBe('42501');
     expect(await sqlStateOf(pool, `UPDATE ${s}.operator_actions SET reason = 'edited'`)).toBe('42501');
     expect(await sqlStateOf(pool, `ALTER TABLE ${s}.claims DISABLE TRIGGER USER`)).toBe('42501');
+    // Only through the owner's function, which keeps a day at least.
+    expect(await sqlStateOf(pool, `SELECT ${s}.prune_ledger('2 hours', 'hiding a call', false)`)).toBe('TI003');
+    expect(await sqlStateOf(pool, `SELECT ${s}.prune_ledger('30 days', 'retention', false)`)).toBeNull();
   });
 
   it('the README gives exactly the GRANTs migrate applies', async () => {

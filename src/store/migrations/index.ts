@@ -11,6 +11,7 @@ import reconciliation from './000006-reconciliation.js';
 import keyFormatInForce from './000007-key-format-in-force.js';
 import workerCompatibility from './000008-worker-compatibility.js';
 import callArguments from './000009-call-arguments.js';
+import ledgerRetention from './000010-ledger-retention.js';
 
 export interface Migration {
   readonly id: number;
@@ -38,6 +39,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: 7, name: 'key-format-in-force', sql: keyFormatInForce },
   { id: 8, name: 'worker-compatibility', sql: workerCompatibility },
   { id: 9, name: 'call-arguments', sql: callArguments, workersFrom: 8 },
+  { id: 10, name: 'ledger-retention', sql: ledgerRetention, workersFrom: 8 },
 ];
 
 /** The migration that made every claim say which schema version its worker knows. */
