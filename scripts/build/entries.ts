@@ -15,4 +15,5 @@ export const ENTRIES: readonly Entry[] = [
   { subpath: './key', source: 'key/index' },
   { subpath: './workflow', source: 'workflow/index' },
   { subpath: './workflow-interceptors', source: 'workflow/interceptors' },
+  { subpath: './testing', source: 'testing/index' },
 ];

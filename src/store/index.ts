@@ -15,7 +15,7 @@ export type {
   Waiter,
 } from './claim-store.js';
 export { KeyFormatUnavailableError, RecordAuthentication } from './record-authentication.js';
-export { KeyFormatChangedError } from './postgres-claim-store.js';
+export { KeyFormatChangedError } from './key-format-changed.js';
 export type { PreviousSecret, TrustOptions } from './record-authentication.js';
 export type { StoreLogger } from './store-logger.js';
 export { setDefaultStoreLogger } from './store-logger.js';

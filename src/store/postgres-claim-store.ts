@@ -19,7 +19,7 @@ import type {
 } from './claim-store.js';
 import { RecordAuthentication } from './record-authentication.js';
 import type { RecordSignature, SignedFields, TrustOptions } from './record-authentication.js';
-import { IdempotencyError } from '../errors.js';
+import { KeyFormatChangedError } from './key-format-changed.js';
 import { ClaimListener } from './claim-listener.js';
 import type { AuditLedger } from './audit-ledger.js';
 import { PostgresAuditLedger } from './postgres-audit-ledger.js';
@@ -64,14 +64,6 @@ const SERIALIZATION_FAILURE = '40001';
 /** SQLSTATE of the trigger that refuses a claim from a worker older than the schema admits (migration 7). */
 const WORKER_TOO_OLD = 'TI002';
 
-/** Thrown by `begin` when the request's keys are in a format no longer in force: derive them again and retry. */
-export class KeyFormatChangedError extends IdempotencyError {
-  override readonly name = 'KeyFormatChangedError';
-  readonly code = 'key-format-changed';
-  constructor(readonly inForce: KeyFormatId) {
-    super(`The key format in force changed to ${inForce.version}${inForce.secretId ? ` (secret ${inForce.secretId})` : ''}.`);
-  }
-}
 /** pools this process already listens on for idle-client errors */
 const guardedPools = new WeakSet<pg.Pool>();
 

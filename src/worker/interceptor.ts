@@ -7,7 +7,7 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { Payload } from '@temporalio/common';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
 import { InvalidKeyInputError } from '../key/index.js';
-import { KeyFormatChangedError } from '../store/index.js';
+import { KeyFormatChangedError } from '../store/key-format-changed.js';
 import type { BeginResult, Claim, ClaimRequest, KeyFormats } from '../store/index.js';
 import { callIdentityFor, callerOf, ledgerCallOf } from './call-identity.js';
 import type { CallIdentity } from './call-identity.js';

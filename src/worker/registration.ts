@@ -5,7 +5,7 @@
 import type { Context } from '@temporalio/activity';
 import { Runtime } from '@temporalio/worker';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import { setDefaultStoreLogger } from '../store/index.js';
+import { setDefaultStoreLogger } from '../store/store-logger.js';
 import { auditLedgerInterceptors } from './audit-interceptor.js';
 import { IdempotencyConfigError } from './errors.js';
 import { leaseKeeperFor } from './lease-keeper.js';

@@ -26,6 +26,7 @@ export async function runFixture(fixture: Fixture, tarball: string, versions: Ve
     if (emits) await at(`compile (${file})`, () => compile(fixture, file));
   }
   await at('every entry through require and import', async () => print(await runNode(['lib/entries.js'], inFixture)));
+  await at('a unit test with temporal-idempotency/testing, without pg', async () => print(await runNode(['lib/unit-test.js'], inFixture)));
   if (fixture.kind === 'commonjs') {
     await at('bundle the module:commonjs output', async () => print(await runNode(['lib/bundle.js', 'lib-commonjs/workflows.js'], inFixture)));
   }

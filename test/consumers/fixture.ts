@@ -40,6 +40,8 @@ export async function install(fixture: Fixture, tarball: string, versions: Versi
   manifest['devDependencies'] = {
     '@types/node': versions.typesNode,
     '@types/pg': versions.typesPg,
+    // What a user adds to unit-test activities (temporal-idempotency/testing); always the SDK's own version.
+    '@temporalio/testing': versions.sdk,
     typescript: versions.typescript,
     // Temporal's TypeScript samples extend it; ^22 as they do.
     ...(fixture.kind === 'commonjs' ? { '@tsconfig/node22': '^22.0.0' } : {}),

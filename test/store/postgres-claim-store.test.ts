@@ -1,153 +1,58 @@
+/**
+ * PostgresClaimStore: the ClaimStore contract every store keeps (shared with the
+ * in-memory store of `temporal-idempotency/testing`), and what only Postgres
+ * does: NOTIFY only for awaited claims, migrations, schema names.
+ */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { describe, expect, inject, it } from 'vitest';
-import {
-  InvalidIdentifierError,
-  PostgresClaimStore,
-  SchemaNotMigratedError,
-  migrate,
-} from '../../src/index.js';
+import { ClaimOperations, InvalidIdentifierError, PostgresClaimStore, SchemaNotMigratedError, migrate } from '../../src/index.js';
+import type { Waiter } from '../../src/index.js';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { MIGRATIONS } from '../../src/store/migrations/index.js';
 import { useTestSchema } from '../support/schema.js';
 import { claimRequest } from '../support/claims.js';
+import { describeClaimStoreContract } from './claim-store-contract.js';
 
 const schema = useTestSchema(import.meta.filename);
 const LEASE_MS = 30_000;
 
 const request = claimRequest;
 
-describe('PostgresClaimStore', () => {
-  it('lets exactly one of 50 concurrent begins on one key win, each on its own connection', async () => {
-    const claim = request();
-    const clients = await Promise.all(
-      Array.from({ length: 50 }, async () => {
+describeClaimStoreContract('PostgresClaimStore', () => ({
+  store: schema.store,
+  async connections(count) {
+    // Each on its own connection, connected before the race, so the race is on the insert.
+    const pools = await Promise.all(
+      Array.from({ length: count }, async () => {
         const pool = new pg.Pool({ connectionString: inject('databaseUrl'), max: 1 });
-        await pool.query('SELECT 1'); // connect before the race, so the race is on the insert
+        await pool.query('SELECT 1');
         return pool;
       }),
     );
-    try {
-      const stores = clients.map((pool) => new PostgresClaimStore({ pool, schema: schema.name }));
-      const results = await Promise.all(stores.map((store, i) => store.begin({ ...claim, claimedBy: `racer-${i}` }, LEASE_MS)));
-      const winners = results.filter((result) => result.won);
-      expect(winners).toHaveLength(1);
-      const winnerToken = winners[0]!.claim.token;
-      for (const result of results) expect(result.claim.token).toBe(winnerToken);
-      const { rows } = await schema.pool.query(`SELECT count(*)::int AS n FROM "${schema.name}".claims WHERE key = $1`, [claim.key]);
-      expect(rows[0].n).toBe(1);
-    } finally {
-      await Promise.all(clients.map((pool) => pool.end()));
-    }
-  });
-
-  it('records a result only for the token that holds the claim', async () => {
-    const claim = request();
-    const { claim: held } = await schema.store.begin(claim, LEASE_MS);
-    const payload = defaultPayloadConverter.toPayload({ chargeId: 'ch_1' });
-    expect(await schema.store.complete({ ...held, token: randomUUID() }, payload)).toBe(false);
-    expect((await schema.store.get(claim.key))?.state).toBe('claimed');
-    expect(await schema.store.complete(held, payload)).toBe(true);
-    const completed = await schema.store.get(claim.key);
-    expect(completed?.state).toBe('completed');
-    expect(defaultPayloadConverter.fromPayload(completed!.result!)).toEqual({ chargeId: 'ch_1' });
-    expect(completed?.finishedAt).toBeInstanceOf(Date);
-  });
-
-  it('never releases a claim it does not hold, nor a completed one', async () => {
-    const claim = request();
-    const { claim: held } = await schema.store.begin(claim, LEASE_MS);
-    expect(await schema.store.release({ ...held, token: randomUUID() })).toBe(false);
-    expect(await schema.store.get(claim.key)).not.toBeNull();
-    await schema.store.complete(held, defaultPayloadConverter.toPayload(1));
-    expect(await schema.store.release(held)).toBe(false);
-    expect((await schema.store.get(claim.key))?.state).toBe('completed');
-  });
-
-  it('frees the key on release, so the next begin wins with a new token', async () => {
-    const claim = request();
-    const first = await schema.store.begin(claim, LEASE_MS);
-    expect(await schema.store.release(first.claim)).toBe(true);
-    const second = await schema.store.begin({ ...claim, attempt: 2 }, LEASE_MS);
-    expect(second.won).toBe(true);
-    expect(second.claim.token).not.toBe(first.claim.token);
-    expect(second.claim.attempt).toBe(2);
-  });
-
-  it('keeps a claim marked unknown, with its note, and later begins find it', async () => {
-    const claim = request();
-    const { claim: held } = await schema.store.begin(claim, LEASE_MS);
-    expect(await schema.store.markUnknown(held, { summary: 'timeout after send', detail: null })).toBe(true);
-    const later = await schema.store.begin({ ...claim, attempt: 2 }, LEASE_MS);
-    expect(later.won).toBe(false);
-    expect(later.claim.state).toBe('unknown');
-    expect(later.claim.outcomeNote).toBe('timeout after send');
-    expect(later.claim.attempt).toBe(1);
-  });
-
-  it('stamps claims with the database clock', async () => {
-    const { claim } = await schema.store.begin(request(), LEASE_MS);
+    return {
+      stores: pools.map((pool) => new PostgresClaimStore({ pool, schema: schema.name })),
+      close: async () => void (await Promise.all(pools.map((pool) => pool.end()))),
+    };
+  },
+  elapse: (ms) => sleep(ms),
+  async now() {
     const { rows } = await schema.pool.query<{ now: Date }>('SELECT now() AS now');
-    expect(Math.abs(rows[0]!.now.getTime() - claim.claimedAt.getTime())).toBeLessThan(5_000);
-  });
-});
-
-describe('takeover of an orphaned claim', () => {
-  it('gives the claim the taker\'s identity and deadline, never a mix of two attempts', async () => {
-    const orphanRequest = request({ workflowId: 'wf-orphan', runId: 'run-orphan', activityId: '7' });
-    const { claim: orphan } = await schema.store.begin(orphanRequest, 60_000);
-    await schema.store.markUnknown(orphan, { summary: 'timeout after send', detail: null });
-    const taker = { ...orphanRequest, workflowId: 'wf-taker', runId: 'run-taker', activityId: '3', attempt: 2, claimedBy: 'taker/2', deadlineMs: 90_000 };
-    const taken = await schema.store.takeOver({ ...orphan, state: 'unknown' }, taker, 60_000);
-    expect(taken).toMatchObject({ state: 'claimed', workflowId: 'wf-taker', runId: 'run-taker', activityId: '3', attempt: 2, claimedBy: 'taker/2' });
-    expect(taken!.deadlineAt!.getTime() - taken!.claimedAt.getTime()).toBeCloseTo(90_000, -2);
-    expect(await schema.store.get(orphan.key)).toMatchObject({ workflowId: 'wf-taker', runId: 'run-taker', activityId: '3' });
-  });
-});
-
-describe('leases and waiting', () => {
-  it('judges an owner dead once its lease lapses, by the database clock', async () => {
-    const claim = request();
-    const { claim: held } = await schema.store.begin(claim, 300);
-    expect(held.ownerAlive).toBe(true);
-    expect((await schema.store.get(claim.key))?.ownerAlive).toBe(true);
-    await sleep(600);
-    const lapsed = await schema.store.get(claim.key);
-    expect(lapsed?.ownerAlive).toBe(false);
-    expect(lapsed?.leaseExpiresAt?.getTime()).toBeLessThan(Date.now());
-  });
-
-  it('renews every held lease in one statement, and only claims still held with their token', async () => {
-    const claims = await Promise.all(Array.from({ length: 5 }, () => schema.store.begin(request(), 300)));
-    const [released, ...held] = claims.map((result) => result.claim);
-    await schema.store.release(released!);
-    const renewed = await schema.store.renewLeases(
-      [...held, released!, { ...held[0]!, token: randomUUID() }],
-      60_000,
+    return rows[0]!.now;
+  },
+  async waitersOf(key) {
+    const { rows } = await schema.pool.query<Waiter>(
+      `SELECT key, namespace, workflow_id AS "workflowId", run_id AS "runId", activity_type AS "activityType"
+FROM "${schema.name}".waiters WHERE key = $1`,
+      [key],
     );
-    expect([...renewed].sort()).toEqual(held.map((claim) => claim.token).sort());
-    await sleep(600);
-    for (const claim of held) expect((await schema.store.get(claim.key))?.ownerAlive).toBe(true);
-  });
+    return rows;
+  },
+  recordedArguments: (key) => new ClaimOperations(schema.pool, { schema: schema.name }).recordedArguments(key),
+}));
 
-  it('wakes a watcher by NOTIFY as soon as the owner records its outcome', async () => {
-    const claim = request();
-    const { claim: held } = await schema.store.begin(claim, LEASE_MS);
-    const watch = await schema.store.watch(claim.key);
-    try {
-      expect((await watch.current())?.state).toBe('claimed');
-      const woken = watch.changed(20_000);
-      const started = Date.now();
-      await schema.store.complete(held, defaultPayloadConverter.toPayload('done'));
-      expect(await woken).toBe(true);
-      expect(Date.now() - started).toBeLessThan(2_000);
-      expect((await watch.current())?.state).toBe('completed');
-    } finally {
-      watch.close();
-    }
-  });
-
+describe('PostgresClaimStore on its own', () => {
   it('sends no NOTIFY for a claim nobody waits on, so plain completions do not serialize on it', async () => {
     const listener = new pg.Client({ connectionString: inject('databaseUrl') });
     await listener.connect();
@@ -168,21 +73,6 @@ describe('leases and waiting', () => {
       expect(heard).toEqual([awaited.key]);
     } finally {
       await listener.end();
-    }
-  });
-
-  it('lets a watcher notice a release: the claim is gone', async () => {
-    const claim = request();
-    const { claim: held } = await schema.store.begin(claim, LEASE_MS);
-    const watch = await schema.store.watch(claim.key);
-    try {
-      await watch.current();
-      const woken = watch.changed(20_000);
-      await schema.store.release(held);
-      expect(await woken).toBe(true);
-      expect(await watch.current()).toBeNull();
-    } finally {
-      watch.close();
     }
   });
 });

@@ -1,0 +1,55 @@
+/**
+ * The time an in-memory store keeps leases and deadlines by. Postgres keeps
+ * them by the database's clock; a unit test keeps them by a clock it moves,
+ * so it can make an owner look dead without sleeping.
+ */
+
+export interface Clock {
+  /** Milliseconds since the epoch, as `Date.now()`. */
+  now(): number;
+  /**
+   * Optional: calls `listener` whenever the time jumps, so a store can wake attempts waiting for a
+   * lease to lapse. Returns how to stop listening.
+   */
+  onAdvance?(listener: () => void): () => void;
+}
+
+/** The process's own clock: leases lapse in real time. */
+export const systemClock: Clock = { now: () => Date.now() };
+
+/** A clock that moves only when the test says so. */
+export class ManualClock implements Clock {
+  private current: number;
+  private readonly listeners = new Set<() => void>();
+
+  /** Starts at `start` (default: the real time now). */
+  constructor(start: number | Date = Date.now()) {
+    this.current = millisecondsOf('start', start);
+  }
+
+  now(): number {
+    return this.current;
+  }
+
+  /** Moves time forward by `ms`: leases and deadlines that end meanwhile have ended. */
+  advance(ms: number): void {
+    if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
+      throw new RangeError(`ManualClock.advance(ms) needs a finite number of milliseconds, 0 or more; got ${String(ms)}.`);
+    }
+    this.current += ms;
+    for (const listener of [...this.listeners]) listener();
+  }
+
+  onAdvance(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
+  }
+}
+
+function millisecondsOf(name: string, value: number | Date): number {
+  const ms = value instanceof Date ? value.getTime() : value;
+  if (typeof ms !== 'number' || !Number.isFinite(ms)) {
+    throw new RangeError(`ManualClock: ${name} must be a Date or milliseconds since the epoch; got ${String(value)}.`);
+  }
+  return ms;
+}

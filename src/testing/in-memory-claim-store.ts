@@ -1,0 +1,302 @@
+/**
+ * A claim store in this process's memory, for unit tests: the same answers as
+ * `PostgresClaimStore` to every call the interceptor makes (one claim per key,
+ * settled only by its token, leases and deadlines, waits woken by outcomes),
+ * held to the same behavioural suite. Leases run on an injectable clock.
+ *
+ * What it is not: durable (a restart forgets every claim), shared (each process,
+ * and each store object, has its own claims), authenticated (no secret, no
+ * record MACs: records are `not-checked`), or able to change key format (format
+ * 1 only, as a deployment without a secret). Never use it on a real worker.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Payload } from '@temporalio/common';
+import type {
+  BeginResult,
+  Claim,
+  ClaimRequest,
+  ClaimState,
+  ClaimStore,
+  ClaimWatch,
+  HeldClaim,
+  KeyFormatId,
+  OutcomeNote,
+  Waiter,
+} from '../store/claim-store.js';
+import { KeyFormatChangedError } from '../store/key-format-changed.js';
+import { ClaimNotFoundError } from '../store/operator-errors.js';
+import { payloadFromJson, payloadToJson } from '../store/payload-json.js';
+import type { PayloadJson } from '../store/payload-json.js';
+import { pgText } from '../store/pg-text.js';
+import { systemClock } from './clock.js';
+import type { Clock } from './clock.js';
+import { InMemoryAuditLedger } from './in-memory-audit-ledger.js';
+
+export interface InMemoryClaimStoreOptions {
+  /** What leases, deadlines and timestamps are measured by. Default: the system clock; `ManualClock` in tests that move time. */
+  readonly clock?: Clock;
+}
+
+/** The only key format this store keeps: format 1, unkeyed, as a deployment without a secret. */
+const IN_FORCE: KeyFormatId = { version: 1, secretId: null };
+
+/** A claim as the store keeps it: times in milliseconds, payloads as Postgres keeps them (so they come back alike). */
+interface Row {
+  readonly key: string;
+  state: ClaimState;
+  token: string;
+  readonly fingerprint: string;
+  readonly namespace: string;
+  readonly activityType: string;
+  workflowId: string | null;
+  runId: string | null;
+  activityId: string;
+  attempt: number;
+  claimedBy: string;
+  claimedAt: number;
+  finishedAt: number | null;
+  result: PayloadJson | null;
+  outcomeNote: string | null;
+  outcomeDetail: PayloadJson | null;
+  leaseExpiresAt: number | null;
+  deadlineAt: number | null;
+  readonly callArguments: PayloadJson | null;
+}
+
+export class InMemoryClaimStore implements ClaimStore {
+  readonly clock: Clock;
+  private readonly rows = new Map<string, Row>();
+  /** Workflows refused on a key, by key, namespace and workflow id (one entry each, as in Postgres). */
+  private readonly waiting = new Map<string, Waiter & { refusedAt: number }>();
+  /** Who follows each key's outcome. */
+  private readonly followers = new Map<string, Set<() => void>>();
+  private ledger: InMemoryAuditLedger | undefined;
+
+  constructor(options: InMemoryClaimStoreOptions = {}) {
+    const clock = options?.clock ?? systemClock;
+    if (typeof clock?.now !== 'function') {
+      throw new TypeError('InMemoryClaimStore: clock must have a now() that returns milliseconds, such as a ManualClock.');
+    }
+    this.clock = clock;
+    // A jump in time may have ended an owner's lease: let every waiting attempt read again.
+    clock.onAdvance?.(() => this.wakeAll());
+  }
+
+  async begin(request: ClaimRequest, leaseMs: number): Promise<BeginResult> {
+    requireDuration('leaseMs', leaseMs);
+    const earlier = request.previousKeys.map((previous) => this.rows.get(previous.key)).find((row) => row !== undefined);
+    if (earlier) return { won: false, claim: this.claimOf(earlier) };
+    if (request.keyFormat.version !== IN_FORCE.version) throw new KeyFormatChangedError(IN_FORCE);
+    const existing = this.rows.get(request.key);
+    if (existing) return { won: false, claim: this.claimOf(existing) };
+    const now = this.clock.now();
+    const row: Row = {
+      key: request.key,
+      state: 'claimed',
+      token: randomUUID(),
+      fingerprint: request.fingerprint,
+      namespace: request.namespace,
+      activityType: request.activityType,
+      workflowId: request.workflowId,
+      runId: request.runId,
+      activityId: request.activityId,
+      attempt: request.attempt,
+      claimedBy: request.claimedBy,
+      claimedAt: now,
+      finishedAt: null,
+      result: null,
+      outcomeNote: null,
+      outcomeDetail: null,
+      leaseExpiresAt: now + leaseMs,
+      deadlineAt: request.deadlineMs === null ? null : now + request.deadlineMs,
+      callArguments: request.arguments ? payloadToJson(request.arguments) : null,
+    };
+    this.rows.set(row.key, row);
+    // As Postgres answers an insert: the owner has just taken its lease.
+    return { won: true, claim: this.claimOf(row, true) };
+  }
+
+  /** The claim under `key` as it is now, or null. */
+  async get(key: string): Promise<Claim | null> {
+    const row = this.rows.get(key);
+    return row ? this.claimOf(row) : null;
+  }
+
+  /** Every claim, in the order they were made: for a test to look at what its activities left. */
+  async claims(): Promise<Claim[]> {
+    return [...this.rows.values()].map((row) => this.claimOf(row));
+  }
+
+  /** The arguments recorded with the claim, encoded as the worker encodes results; null when none were. */
+  async recordedArguments(key: string): Promise<Payload | null> {
+    const row = this.rows.get(key);
+    if (!row) throw new ClaimNotFoundError(key, 'InMemoryClaimStore.claims() lists the claims there are.');
+    return row.callArguments ? payloadFromJson(row.callArguments) : null;
+  }
+
+  async complete(claim: Claim, result: Payload): Promise<boolean> {
+    return this.settle(claim, (row, now) => {
+      row.state = 'completed';
+      row.result = payloadToJson(result);
+      row.finishedAt = now;
+    });
+  }
+
+  async release(claim: Claim): Promise<boolean> {
+    return this.settle(claim, (row) => void this.rows.delete(row.key));
+  }
+
+  async markUnknown(claim: Claim, note: OutcomeNote): Promise<boolean> {
+    return this.settle(claim, (row, now) => {
+      row.state = 'unknown';
+      row.outcomeNote = pgText(note.summary);
+      row.outcomeDetail = note.detail ? payloadToJson(note.detail) : null;
+      row.finishedAt = now;
+    });
+  }
+
+  async takeOver(orphan: Claim, request: ClaimRequest, leaseMs: number): Promise<Claim | null> {
+    requireDuration('leaseMs', leaseMs);
+    const row = this.rows.get(orphan.key);
+    const now = this.clock.now();
+    if (!row || row.token !== orphan.token) return null;
+    const orphaned = row.state === 'unknown' || (row.state === 'claimed' && (row.leaseExpiresAt === null || row.leaseExpiresAt <= now));
+    if (!orphaned) return null;
+    // The taker's identity replaces the orphan's, so the claim never pairs one attempt's ids with another's.
+    Object.assign(row, {
+      token: randomUUID(),
+      state: 'claimed',
+      attempt: request.attempt,
+      claimedBy: request.claimedBy,
+      claimedAt: now,
+      leaseExpiresAt: now + leaseMs,
+      finishedAt: null,
+      outcomeNote: null,
+      outcomeDetail: null,
+      result: null,
+      workflowId: request.workflowId,
+      runId: request.runId,
+      activityId: request.activityId,
+      deadlineAt: request.deadlineMs === null ? null : now + request.deadlineMs,
+    } satisfies Partial<Row>);
+    return this.claimOf(row, true);
+  }
+
+  async renewLeases(claims: readonly HeldClaim[], leaseMs: number): Promise<readonly string[]> {
+    requireDuration('leaseMs', leaseMs);
+    const now = this.clock.now();
+    const renewed: string[] = [];
+    for (const held of claims) {
+      const row = this.rows.get(held.key);
+      if (row?.token !== held.token || row.state !== 'claimed' || renewed.includes(held.token)) continue;
+      row.leaseExpiresAt = now + leaseMs;
+      renewed.push(held.token);
+    }
+    return renewed;
+  }
+
+  async watch(key: string): Promise<ClaimWatch> {
+    let wake: (() => void) | undefined;
+    let missed = false; // an outcome that came while nobody waited for the next one
+    const follower = () => (wake ? wake() : (missed = true));
+    const forKey = this.followers.get(key) ?? new Set();
+    forKey.add(follower);
+    this.followers.set(key, forKey);
+    return {
+      current: () => this.get(key),
+      changed: (timeoutMs) =>
+        new Promise<boolean>((resolve) => {
+          if (missed) {
+            missed = false;
+            return resolve(true);
+          }
+          const finish = (changed: boolean) => {
+            clearTimeout(timer);
+            if (wake === onWake) wake = undefined;
+            resolve(changed);
+          };
+          const onWake = () => finish(true);
+          const timer = setTimeout(() => finish(false), timeoutMs);
+          wake = onWake;
+        }),
+      notifying: true,
+      close: () => {
+        forKey.delete(follower);
+        if (forKey.size === 0 && this.followers.get(key) === forKey) this.followers.delete(key);
+      },
+    };
+  }
+
+  async addWaiter(waiter: Waiter): Promise<void> {
+    const { key, namespace, workflowId, runId, activityType } = waiter;
+    this.waiting.set(`${key}\u0000${namespace}\u0000${workflowId}`, { key, namespace, workflowId, runId, activityType, refusedAt: this.clock.now() });
+  }
+
+  /** The workflows refused on `key` (so an operator's decision would reach them), first refused first. */
+  async waitersOf(key: string): Promise<Waiter[]> {
+    return [...this.waiting.values()]
+      .filter((waiter) => waiter.key === key)
+      .sort((a, b) => a.refusedAt - b.refusedAt)
+      .map(({ refusedAt: _, ...waiter }) => waiter);
+  }
+
+  /** The calls that went out, kept when the interceptors are registered with `audit: true`. */
+  auditLedger(): InMemoryAuditLedger {
+    return (this.ledger ??= new InMemoryAuditLedger(this.clock));
+  }
+
+  /** Nothing to release: the store holds no connection. Its claims stay. */
+  async close(): Promise<void> {}
+
+  /** Changes the caller's own claim, if it still holds it and it has no outcome yet, and wakes whoever waits on it. */
+  private settle(claim: Claim, change: (row: Row, now: number) => void): boolean {
+    const row = this.rows.get(claim.key);
+    if (row?.token !== claim.token || row.state !== 'claimed') return false;
+    change(row, this.clock.now());
+    for (const wake of this.followers.get(claim.key) ?? []) wake();
+    return true;
+  }
+
+  private wakeAll(): void {
+    for (const followers of this.followers.values()) for (const wake of followers) wake();
+  }
+
+  /** A fresh copy (callers cannot change the store through it), with the owner's liveness judged now. */
+  private claimOf(row: Row, justClaimed = false): Claim {
+    const now = this.clock.now();
+    return {
+      key: row.key,
+      state: row.state,
+      token: row.token,
+      fingerprint: row.fingerprint,
+      keyFormat: IN_FORCE,
+      namespace: row.namespace,
+      activityType: row.activityType,
+      workflowId: row.workflowId,
+      runId: row.runId,
+      activityId: row.activityId,
+      attempt: row.attempt,
+      claimedBy: row.claimedBy,
+      claimedAt: new Date(row.claimedAt),
+      finishedAt: dateOrNull(row.finishedAt),
+      result: row.result ? payloadFromJson(row.result) : null,
+      outcomeNote: row.outcomeNote,
+      outcomeDetail: row.outcomeDetail ? payloadFromJson(row.outcomeDetail) : null,
+      leaseExpiresAt: dateOrNull(row.leaseExpiresAt),
+      ownerAlive: justClaimed || (row.leaseExpiresAt !== null && row.leaseExpiresAt > now),
+      deadlineAt: dateOrNull(row.deadlineAt),
+      readAt: new Date(now),
+      authenticity: 'not-checked',
+    };
+  }
+}
+
+function dateOrNull(ms: number | null): Date | null {
+  return ms === null ? null : new Date(ms);
+}
+
+function requireDuration(name: string, ms: number): void {
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
+    throw new RangeError(`InMemoryClaimStore: ${name} must be a finite number of milliseconds, 0 or more; got ${String(ms)}.`);
+  }
+}
