@@ -112,6 +112,7 @@ function tracingInterceptorsOf(plugins: readonly WorkerPlugin[]): ActivityInterc
       try {
         const configured = plugin.configureWorker!({ taskQueue: 'temporal-idempotency-probe', interceptors: {} });
         if (!(configured instanceof Promise)) return configured.interceptors?.activity ?? [];
+        // Too late to order by now; only kept from becoming an unhandled rejection.
         configured.catch(() => undefined);
       } catch {
         // Reported below, like an answer we cannot use.
