@@ -35,6 +35,7 @@ import type { ReconcileAnswer, Reconciler } from './reconciliation.js';
 import { UNKEYED, keyToUuid } from '../key/index.js';
 import type { ReconcileOutcome } from '../store/index.js';
 import { CRON_SCHEDULE_HEADER } from '../call-headers.js';
+import { AttemptTrace, tracedClaim } from './tracing.js';
 
 /** What an attempt does next with its key, once it knows who holds the claim. */
 type Step =
@@ -61,6 +62,8 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
   private readonly startedAt = Date.now();
   /** This attempt's arguments, for a reconciler. */
   private args: readonly unknown[] = [];
+  /** This attempt's decisions, on the activity's span (when one is active as the attempt starts). */
+  private trace = AttemptTrace.none;
 
   constructor(
     private readonly context: Context,
@@ -70,11 +73,14 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
   }
 
   async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
+    // Not in the constructor: the OpenTelemetry interceptor, registered outside this one, starts its span just before.
+    this.trace = AttemptTrace.ofActiveSpan();
     try {
       return await this.claimAndRun(input, next);
     } catch (error) {
       if (error instanceof ApplicationFailure && isIdempotencyFailure(error.type)) {
         this.deps.metrics.refused(this.context.metricMeter, error.type);
+        this.trace.refused(error.type, reasonIn(error));
         // The message stays out of the log line: the failure in history has it, and logs are copied widely.
         this.context.log.warn(`Idempotency: ${error.type}`, { idempotencyKey: keyIn(error), reason: reasonIn(error) });
       }
@@ -93,9 +99,10 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
     }
     for (let formatChanges = 0; ; ) {
       const claimStarted = performance.now();
+      this.trace.keyed(request.key);
       let begun: BeginResult;
       try {
-        begun = await this.deps.options.store.begin(request, this.deps.leases.leaseMs);
+        begun = await tracedClaim(() => this.deps.options.store.begin(request, this.deps.leases.leaseMs));
       } catch (error) {
         // The deployment moved to another key format while we derived ours: derive again, once.
         if (error instanceof KeyFormatChangedError && formatChanges++ === 0) {
@@ -105,6 +112,7 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
         throw storeUnavailable(request, error);
       }
       this.deps.metrics.claimLatency(this.context.metricMeter, performance.now() - claimStarted);
+      if (begun.won) this.trace.decided('claimed');
       const step: Step = begun.won ? { kind: 'run', claim: begun.claim } : await this.answerFromClaim(begun.claim, request, resumed);
       if (step.kind === 'run') {
         this.deps.metrics.claimed(this.context.metricMeter);
@@ -186,12 +194,17 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
           idempotencyKey: claim.key,
           claimedAttempt: claim.attempt,
         });
-        return { kind: 'answer', value: await this.decodeResult(claim, request) };
+        return this.replayed(await this.decodeResult(claim, request));
       case 'unknown':
         return this.orphaned(claim, request);
       case 'claimed':
         return claim.ownerAlive ? this.waitForOwner(claim, request, resumed) : this.orphaned(claim, request);
     }
+  }
+
+  private replayed(value: unknown): Step {
+    this.trace.decided('replayed');
+    return { kind: 'answer', value };
   }
 
   private async decodeResult(claim: Claim, request: ClaimRequest): Promise<unknown> {
@@ -217,6 +230,7 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
     // Taken over first: from here on this attempt alone may ask, or call, for this key.
     const taken = await this.storeCall(request, () => this.deps.options.store.takeOver(orphan, request, this.deps.leases.leaseMs));
     if (!taken) return { kind: 'retry' };
+    this.trace.decided('taken-over');
     if (reconcile) return this.reconciled(reconcile, orphan, taken);
     this.context.log.warn('Idempotency: re-running an orphaned call with the same key; the vendor dedups on it', {
       idempotencyKey: orphan.key,
@@ -239,6 +253,7 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
       this.deps.leases.drop(taken.token);
     }
     this.deps.metrics.reconciled(this.context.metricMeter, answer.outcome);
+    this.trace.decided(`reconciled:${answer.outcome}`);
     await this.recordReconciliation(taken, answer.outcome);
     const orphanedBy = `the call of attempt ${orphan.attempt} on worker ${orphan.claimedBy} at ${orphan.claimedAt.toISOString()}`;
     switch (answer.outcome) {
@@ -309,6 +324,7 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
    */
   private async waitForOwner(claim: Claim, request: ClaimRequest, resumed: boolean): Promise<Step> {
     this.deps.metrics.waited(this.context.metricMeter);
+    this.trace.decided('waited');
     this.context.log.info('Idempotency: an earlier attempt still runs; waiting for its outcome', {
       idempotencyKey: claim.key,
       ownerAttempt: claim.attempt,

@@ -10,6 +10,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Claim, ClaimWatch } from '../store/index.js';
+import { ATTRIBUTES, SPAN_NAMES, inChildSpan } from './tracing.js';
 
 /** The fastest a waiter re-reads the claim, however many notifications arrive. */
 export const MIN_REREAD_MS = 200;
@@ -36,7 +37,12 @@ export interface WaitBounds {
   readonly heartbeat: () => void;
 }
 
-export async function waitForOwner(watch: ClaimWatch, read: () => Promise<Claim | null>, bounds: WaitBounds): Promise<WaitOutcome> {
+/** In its own span when traced: how long the attempt waited, and how the wait ended. */
+export function waitForOwner(watch: ClaimWatch, read: () => Promise<Claim | null>, bounds: WaitBounds): Promise<WaitOutcome> {
+  return inChildSpan(SPAN_NAMES.wait, () => waitForOutcome(watch, read, bounds), (outcome) => ({ [ATTRIBUTES.waitOutcome]: outcome.kind }));
+}
+
+async function waitForOutcome(watch: ClaimWatch, read: () => Promise<Claim | null>, bounds: WaitBounds): Promise<WaitOutcome> {
   bounds.heartbeat();
   const heartbeats = setInterval(bounds.heartbeat, HEARTBEAT_EVERY_MS);
   const aborted = new Promise<void>((resolve) => bounds.signal.addEventListener('abort', () => resolve(), { once: true }));

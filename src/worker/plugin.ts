@@ -1,6 +1,7 @@
 /**
  * `IdempotencyPlugin`: the idiomatic registration on SDK 1.24's `plugins`.
- * It puts the idempotency interceptor outermost, adds the workflow
+ * It puts the idempotency interceptor outermost (inside only Temporal's
+ * OpenTelemetry interceptor, which traces and does nothing else), adds the workflow
  * interceptors (to the worker's bundle, or to `bundleWorkflowCode`), checks
  * the per-activity settings against the activities the worker registers, and
  * closes the store's own connections when the worker stops.
@@ -11,6 +12,7 @@
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { Runtime } from '@temporalio/worker';
 import type {
   ActivityInterceptorsFactory,
   BundleOptions,
@@ -45,13 +47,15 @@ export class IdempotencyPlugin<Activities extends object = Record<string, AnyAct
 
   configureWorker(options: WorkerOptions): WorkerOptions {
     checkActivityNames(this.options, options.activities);
+    for (const factory of tracingInterceptorsOf(options.plugins ?? [])) tracingInterceptors.add(factory);
     const interceptors = options.interceptors ?? {};
+    const activity = [...(interceptors.activity ?? [])];
+    putOutermost(activity, this.activityInterceptors);
     return {
       ...options,
       interceptors: {
         ...interceptors,
-        // First in the list is the outermost: idempotency sees every call before anything else acts on it.
-        activity: [...this.activityInterceptors, ...(interceptors.activity ?? [])],
+        activity,
         // With a prebuilt bundle the SDK ignores workflowModules (and warns): bundle with the plugin instead.
         ...(options.workflowBundle ? {} : { workflowModules: withModule(interceptors.workflowModules) }),
       },
@@ -78,14 +82,47 @@ export class IdempotencyPlugin<Activities extends object = Record<string, AnyAct
 }
 
 /**
+ * First in the list is the outermost: idempotency sees every call before anything else acts on it.
+ * Only tracing comes before it: its span must enclose ours, so the claim, a wait or a refusal shows
+ * under the activity's span, and a replayed attempt has one at all.
+ *
  * A plugin configured after this one may have put its own activity interceptor in front. The worker
  * reads this very array for every activity it starts, so moving ours back to the front, before the
  * worker runs, keeps idempotency outermost whatever the plugins' order.
  */
 function putOutermost(activity: ActivityInterceptorsFactory[], ours: readonly ActivityInterceptorsFactory[]): void {
-  if (ours.every((factory, index) => activity[index] === factory)) return;
-  const others = activity.filter((factory) => !ours.includes(factory));
-  activity.splice(0, activity.length, ...ours, ...others);
+  const tracing = activity.filter((factory) => tracingInterceptors.has(factory));
+  const others = activity.filter((factory) => !ours.includes(factory) && !tracing.includes(factory));
+  activity.splice(0, activity.length, ...tracing, ...ours, ...others);
+}
+
+/** The activity interceptors of Temporal's OpenTelemetry plugins seen so far: they start the activity's span. */
+const tracingInterceptors = new WeakSet<ActivityInterceptorsFactory>();
+const OPENTELEMETRY_PLUGIN = 'OpenTelemetryPlugin';
+
+/**
+ * `@temporalio/interceptors-opentelemetry`'s plugin adds its own factories to whatever it is given:
+ * asked to configure an empty worker, it names them (a pure function of its options in every release).
+ * Should a release stop answering so, tracing loses its nesting, never the worker its guard: ours stays first.
+ */
+function tracingInterceptorsOf(plugins: readonly WorkerPlugin[]): ActivityInterceptorsFactory[] {
+  return plugins
+    .filter((plugin) => plugin.name === OPENTELEMETRY_PLUGIN && plugin.configureWorker)
+    .flatMap((plugin) => {
+      try {
+        const configured = plugin.configureWorker!({ taskQueue: 'temporal-idempotency-probe', interceptors: {} });
+        if (!(configured instanceof Promise)) return configured.interceptors?.activity ?? [];
+        // Too late to order by now; only kept from becoming an unhandled rejection.
+        configured.catch(() => undefined);
+      } catch {
+        // Reported below, like an answer we cannot use.
+      }
+      Runtime.instance().logger.warn(
+        `Idempotency: could not find the activity interceptor of ${OPENTELEMETRY_PLUGIN}; idempotency stays outermost, ` +
+          "so its spans will not be under the activity's span. Register both by hand (see the README, Traces).",
+      );
+      return [];
+    });
 }
 
 function withModule(modules: readonly string[] | undefined): string[] {

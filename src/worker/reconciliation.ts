@@ -7,6 +7,7 @@
  */
 import type { Info } from '@temporalio/activity';
 import type { Claim } from '../store/index.js';
+import { ATTRIBUTES, SPAN_NAMES, inChildSpan } from './tracing.js';
 
 /** What the activity type's `reconcile` gets: the orphaned call's key, this attempt's arguments, the orphan. */
 export interface ReconcileCall<Args extends readonly unknown[] = readonly unknown[]> {
@@ -41,8 +42,21 @@ export type ReconcileAnswer =
   | { readonly outcome: 'not-happened' }
   | { readonly outcome: 'unknown'; readonly summary: string; readonly detail: string | null };
 
-/** Runs the reconciler, bounded by `timeoutMs` and the attempt's cancellation; never throws. */
-export async function askVendor(
+/**
+ * Runs the reconciler, bounded by `timeoutMs` and the attempt's cancellation; never throws. In its
+ * own span when traced, so the vendor lookup's spans nest under it; the answer's words stay out of it.
+ */
+export function askVendor(
+  reconcile: Reconciler,
+  call: Omit<ReconcileCall, 'signal'>,
+  timeoutMs: number,
+  cancellation: AbortSignal,
+): Promise<ReconcileAnswer> {
+  const ask = () => askBounded(reconcile, call, timeoutMs, cancellation);
+  return inChildSpan(SPAN_NAMES.reconcile, ask, (answer) => ({ [ATTRIBUTES.reconcileAnswer]: answer.outcome }));
+}
+
+async function askBounded(
   reconcile: Reconciler,
   call: Omit<ReconcileCall, 'signal'>,
   timeoutMs: number,

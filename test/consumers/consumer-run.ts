@@ -4,10 +4,11 @@
  * and (in the ES module fixture) the README's code.
  */
 import { randomBytes } from 'node:crypto';
+import { UNLISTED_OPTIONAL_PEERS, assertNotInstalled } from './checks/optional-peers.js';
 import { assertOneSdkCopy } from './checks/single-copy.js';
 import { compileReadmeBlocks } from './checks/readme.js';
 import { checkOwnDeclarations, compile, tsconfigsOf, typecheck, writeEntryTypes } from './checks/types.js';
-import { runNode } from './exec.js';
+import { run, runNode } from './exec.js';
 import { install } from './fixture.js';
 import type { Fixture } from './fixture.js';
 import type { Services } from './services.js';
@@ -19,6 +20,7 @@ export async function runFixture(fixture: Fixture, tarball: string, versions: Ve
   const inFixture = { cwd: fixture.dir };
   await at(`npm install (SDK ${versions.sdk}, pg ${versions.pg})`, () => install(fixture, tarball, versions));
   await at('one copy of each SDK package', async () => console.log(`  ${await assertOneSdkCopy(fixture.dir)}`));
+  await at(`without ${UNLISTED_OPTIONAL_PEERS.join(', ')}`, () => assertNotInstalled(fixture.dir, UNLISTED_OPTIONAL_PEERS));
   await at('entry types', async () => console.log(`  ${(await writeEntryTypes(fixture)).join(', ')}`));
   for (const { file, emits } of tsconfigsOf(fixture)) {
     await at(`typecheck (${file})`, () => typecheck(fixture, file));
@@ -36,6 +38,10 @@ export async function runFixture(fixture: Fixture, tarball: string, versions: Ve
     print(await runNode(['lib/smoke.js'], { ...inFixture, env, timeoutMs: 180_000 }));
   });
   if (fixture.kind === 'esm') {
+    // Last, so every step before ran without OpenTelemetry: the README's tracing section registers its plugin.
+    await at(`npm install @temporalio/interceptors-opentelemetry@${versions.sdk} (for the README)`, () =>
+      run('npm', ['install', '--no-save', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', `@temporalio/interceptors-opentelemetry@${versions.sdk}`], inFixture),
+    );
     await at('README blocks compile', async () => {
       const report = await compileReadmeBlocks(fixture);
       for (const block of report.compiled) console.log(`  line ${block.line}: compiles ${block.as.join(' and ')}`);

@@ -20,8 +20,8 @@ import { POSTGRES } from './postgres-versions.js';
 import { assertInstalled, copyWorkingTree } from './working-copy.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-/** Every SDK package the suite loads, @temporalio/testing included, so none nests a second SDK. */
-const SUITE_SDK_PACKAGES = ['activity', 'client', 'common', 'proto', 'testing', 'worker', 'workflow'];
+/** Every SDK package the suite loads, @temporalio/testing and the OpenTelemetry interceptors included, so none nests a second SDK. */
+const SUITE_SDK_PACKAGES = ['activity', 'client', 'common', 'interceptors-opentelemetry', 'proto', 'testing', 'worker', 'workflow'];
 const NPM_QUIET = ['--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'];
 
 const { values } = parseArgs({ options: { end: { type: 'string' }, 'summary-json': { type: 'string' } } });
