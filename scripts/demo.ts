@@ -67,10 +67,17 @@ async function main(): Promise<void> {
   const pool = new pg.Pool({ connectionString: postgres.connectionString });
   cleanups.push(() => pool.end());
   const { applied } = await migrate(pool);
-  say(`Postgres: ${postgres.embedded ? 'embedded' : 'DATABASE_URL'} (schema temporal_idempotency, migrations applied: ${applied.length}).`);
-  say(`Temporal: ${temporal.address}${temporal.uiUrl ? `, Web UI ${temporal.uiUrl}` : ''}. Vendor: ${vendor.url}.`);
-  say('For the CLI (the runbook in the README), in another shell:');
-  say(`  export DATABASE_URL=${postgres.connectionString} TEMPORAL_ADDRESS=${temporal.address}`);
+  const schema = `schema temporal_idempotency, migrations applied: ${applied.length}`;
+  say(
+    postgres.embedded
+      ? `Postgres: embedded, its data in ${postgres.dataDirectory} (deleted when the demo exits); ${schema}.`
+      : `Postgres: DATABASE_URL; ${schema}.`,
+  );
+  say(`Temporal: ${temporal.address}, namespace ${temporal.namespace}${temporal.uiUrl ? `, Web UI ${temporal.uiUrl}` : ''}. Vendor: ${vendor.url}.`);
+  say('For the runbook in the README ("A refusal happened: what now"), in another shell in this directory:');
+  say(`  export DATABASE_URL=${postgres.connectionString} TEMPORAL_ADDRESS=${temporal.address} TEMPORAL_NAMESPACE=${temporal.namespace} VENDOR_URL=${vendor.url}`);
+  if (temporal.cliPath) say(`  alias temporal=${temporal.cliPath}  # the Temporal CLI that runs this dev server`);
+  say('The example worker has no payload converter, codec or secret, so the CLI needs no --worker-config.');
 
   const bundleDir = await mkdtemp(join(tmpdir(), 'temporal-idempotency-demo-'));
   cleanups.push(() => rm(bundleDir, { recursive: true, force: true }));
@@ -102,6 +109,7 @@ async function main(): Promise<void> {
     say(`The refusal is in the Web UI, on the workflow's page, as the failure of placeCall:`);
     say(`  ${temporal.uiUrl}/namespaces/${temporal.namespace}/workflows/${refused.workflowId}/${refused.runId}/history`);
   }
+  say(`The refused key is ${refused.key}, of workflow ${refused.workflowId}.`);
   if (keepOpen) {
     say('Servers stay up until you press Ctrl-C.');
     await new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
@@ -145,7 +153,7 @@ async function resetScene(client: Client, vendor: FakeVendor, first: Awaited<Ret
   const history = await first.handle.fetchHistory();
   const firstTask = history.events?.find((event) => event.workflowTaskCompletedEventAttributes != null);
   const { runId } = await client.workflowService.resetWorkflowExecution({
-    namespace: 'default',
+    namespace: client.options.namespace,
     workflowExecution: { workflowId: first.handle.workflowId, runId: first.handle.firstExecutionRunId },
     workflowTaskFinishEventId: firstTask!.eventId,
     requestId: randomUUID(),
@@ -207,7 +215,7 @@ async function crashScene(client: Client, vendor: FakeVendor, workerOptions: Exa
   const calls = vendor.actionsOn(CALL_ROUTE).length - callsBefore;
   say(`Vendor: ${calls} call placed for this order. Nobody was called twice.`);
   if (calls !== 1) throw new Error(`expected exactly one call, the vendor placed ${calls}`);
-  return { workflowId: handle.workflowId, runId: handle.firstExecutionRunId };
+  return { key: details.key, workflowId: handle.workflowId, runId: handle.firstExecutionRunId };
 }
 
 function refusalIn(error: unknown): ApplicationFailure {
