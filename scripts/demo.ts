@@ -12,7 +12,9 @@
  *   4. the same, with the vendor's lookup down: nobody can tell, so the retry
  *      is refused with IdempotencyOrphanedClaim instead of calling twice.
  * Exits 0 and leaves nothing running. `npm run demo -- --keep-open` keeps the
- * servers up until Ctrl-C, to look at the refusal in the Web UI.
+ * servers up until Ctrl-C or SIGTERM, to look at the refusal in the Web UI and
+ * follow the README's runbook on it. Stopped by a signal at any point, it stops
+ * what it started and deletes the embedded Postgres data before it exits.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -32,6 +34,7 @@ import { applicationFailureIn } from '../dev/failures.js';
 import { activityFailedAt } from '../dev/history.js';
 import { startPostgres } from '../dev/postgres.js';
 import { startTemporal } from '../dev/temporal-server.js';
+import { Teardown, exitCodeFor, firstStopSignal } from '../dev/teardown.js';
 import { spawnExampleWorker } from '../dev/worker-process.js';
 import type { ExampleWorkerOptions, WorkerProcess } from '../dev/worker-process.js';
 import { workflowInterceptorModules } from '../dev/workflow-interceptors.js';
@@ -41,31 +44,49 @@ const keepOpen = process.argv.includes('--keep-open');
 const DEMO_LEASE_MS = 3_000;
 const say = (text = '') => console.log(text);
 const step = (text: string) => say(`\n== ${text}`);
-const cleanups: Array<() => Promise<unknown>> = [];
+const teardown = new Teardown();
 
-Runtime.install({ logger: new DefaultLogger('ERROR') });
+// No worker runs in this process (they are child processes), and the demo answers stop signals itself.
+Runtime.install({ logger: new DefaultLogger('ERROR'), shutdownSignals: [] });
 
-try {
-  await main();
-  process.exitCode = 0;
-} catch (error) {
-  console.error('\nThe demo failed:', error);
-  process.exitCode = 1;
-} finally {
-  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+// A closed terminal (SIGHUP) makes writes fail; that must not cut the teardown short.
+for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+const stopSignal = firstStopSignal(() => say('Still stopping the servers…'));
+const first = await Promise.race([
+  main().then(() => null, (error: unknown) => ({ error })),
+  stopSignal.then((signal) => ({ signal })),
+]);
+let exitCode = 0;
+if (first === null) {
+  if (keepOpen) {
+    say('Servers stay up until you press Ctrl-C (or send SIGTERM); then they stop and their data is deleted.');
+    const keepAlive = setInterval(() => undefined, 60_000); // signals alone do not keep Node waiting
+    await stopSignal;
+    clearInterval(keepAlive);
+  }
+} else if ('error' in first) {
+  console.error('\nThe demo failed:', first.error);
+  exitCode = 1;
+} else {
+  say(`\nInterrupted (${first.signal}): stopping the servers and deleting their data.`);
+  exitCode = exitCodeFor(first.signal);
+  // The scene cut short fails in library callbacks once its servers are gone; that must not cut the teardown short.
+  process.on('uncaughtException', () => undefined);
+  process.on('unhandledRejection', () => undefined);
 }
+await teardown.done();
+// Explicit: a scene cut short may hold handles open (a client waiting on a server that is gone).
+process.exit(exitCode);
 
 async function main(): Promise<void> {
   step('Starting Postgres, a Temporal dev server with its Web UI, and a fake vendor');
-  const postgres = await startPostgres();
-  cleanups.push(() => postgres.stop());
-  const temporal = await startTemporal({ ui: true, log: say });
-  cleanups.push(() => temporal.stop());
+  const postgres = await teardown.start(() => startPostgres(), (server) => server.stop());
+  const temporal = await teardown.start(() => startTemporal({ ui: true, log: say }), (server) => server.stop());
   const vendor = new FakeVendor();
-  await vendor.start();
-  cleanups.push(() => vendor.stop());
+  await teardown.start(() => vendor.start(), () => vendor.stop());
   const pool = new pg.Pool({ connectionString: postgres.connectionString });
-  cleanups.push(() => pool.end());
+  pool.on('error', () => undefined); // an idle connection cut when Postgres stops; the pool replaces it
+  teardown.add(() => pool.end());
   const { applied } = await migrate(pool);
   const schema = `schema temporal_idempotency, migrations applied: ${applied.length}`;
   say(
@@ -79,8 +100,10 @@ async function main(): Promise<void> {
   if (temporal.cliPath) say(`  alias temporal=${temporal.cliPath}  # the Temporal CLI that runs this dev server`);
   say('The example worker has no payload converter, codec or secret, so the CLI needs no --worker-config.');
 
-  const bundleDir = await mkdtemp(join(tmpdir(), 'temporal-idempotency-demo-'));
-  cleanups.push(() => rm(bundleDir, { recursive: true, force: true }));
+  const bundleDir = await teardown.start(
+    () => mkdtemp(join(tmpdir(), 'temporal-idempotency-demo-')),
+    (dir) => rm(dir, { recursive: true, force: true }),
+  );
   const bundle = await bundleWorkflowCode({
     workflowsPath: fileURLToPath(new URL('../workflows/index.ts', import.meta.url)),
     workflowInterceptorModules,
@@ -110,20 +133,20 @@ async function main(): Promise<void> {
     say(`  ${temporal.uiUrl}/namespaces/${temporal.namespace}/workflows/${refused.workflowId}/${refused.runId}/history`);
   }
   say(`The refused key is ${refused.key}, of workflow ${refused.workflowId}.`);
-  if (keepOpen) {
-    say('Servers stay up until you press Ctrl-C.');
-    await new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
-  } else if (temporal.uiUrl) {
+  if (!keepOpen && temporal.uiUrl) {
     say('(This dev server stops when the demo exits; run `npm run demo -- --keep-open` to browse it.)');
   }
 }
 
 async function startWorker(options: ExampleWorkerOptions, name: string): Promise<WorkerProcess> {
-  const worker = await spawnExampleWorker(options);
-  cleanups.push(async () => {
-    worker.kill('SIGTERM');
-    await worker.exited;
-  });
+  // A stop signal while the worker starts kills it at once (its spawn is aborted).
+  const worker = await teardown.start(
+    () => spawnExampleWorker(options, { signal: teardown.signal }),
+    async (started) => {
+      started.kill('SIGTERM');
+      await started.exited;
+    },
+  );
   say(`Worker ${name} is running as process ${worker.pid}, with the idempotency interceptor.`);
   return worker;
 }
