@@ -14,6 +14,8 @@ export interface PostgresServer {
   readonly connectionString: string;
   /** True when this process runs the server, so a test may stop and start it. */
   readonly embedded: boolean;
+  /** Where the embedded server keeps its data (deleted by `stop()`); null for DATABASE_URL. */
+  readonly dataDirectory: string | null;
   /** Stops the server, keeping its data (embedded only). */
   pause(): Promise<void>;
   /** Starts a paused server again on the same port and data (embedded only). */
@@ -28,7 +30,7 @@ export async function startPostgres(options: { forceEmbedded?: boolean } = {}): 
     const notOurs = async () => {
       throw new Error('DATABASE_URL points at a server this process does not run; it cannot be paused.');
     };
-    return { connectionString: given, embedded: false, pause: notOurs, resume: notOurs, stop: async () => undefined };
+    return { connectionString: given, embedded: false, dataDirectory: null, pause: notOurs, resume: notOurs, stop: async () => undefined };
   }
   return startEmbedded();
 }
@@ -79,11 +81,15 @@ async function startEmbedded(): Promise<PostgresServer> {
     await server.initialise();
     await server.start();
   } catch (error) {
+    // Interrupted or failed: a half-made data directory is nobody's to keep.
+    await server.stop().catch(() => undefined);
+    await rm(root, { recursive: true, force: true });
     throw new Error(`Embedded Postgres did not start:\n${recentLog.join('\n')}`, { cause: error });
   }
   return {
     connectionString: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
     embedded: true,
+    dataDirectory: root,
     pause: () => server.stop(),
     resume: () => server.start(),
     stop: async () => {

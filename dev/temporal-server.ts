@@ -11,6 +11,8 @@ export interface TemporalServer {
   readonly namespace: string;
   /** Web UI address, when this process started the server with its UI or one was given. */
   readonly uiUrl: string | null;
+  /** The `temporal` CLI that runs the dev server (an operator can use it too); null when not started here or downloaded. */
+  readonly cliPath: string | null;
   /** The environment's client connection, for tests that drive workflows. */
   readonly env: TestWorkflowEnvironment;
   stop(): Promise<void>;
@@ -22,7 +24,7 @@ export async function startTemporal(options: { ui?: boolean; log?: (line: string
   const namespace = process.env['TEMPORAL_NAMESPACE'] ?? 'default';
   if (given) {
     const env = await TestWorkflowEnvironment.createFromExistingServer({ address: given, namespace });
-    return { address: given, namespace, uiUrl: process.env['TEMPORAL_UI_URL'] ?? null, env, stop: () => env.teardown() };
+    return { address: given, namespace, uiUrl: process.env['TEMPORAL_UI_URL'] ?? null, cliPath: null, env, stop: () => env.teardown() };
   }
   const cli = await findTemporalCli(log);
   const uiPort = options.ui ? await freePort() : undefined;
@@ -40,6 +42,7 @@ export async function startTemporal(options: { ui?: boolean; log?: (line: string
     address: env.address,
     namespace,
     uiUrl: uiPort ? `http://127.0.0.1:${uiPort}` : null,
+    cliPath: cli,
     env,
     stop: () => env.teardown(),
   };

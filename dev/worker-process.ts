@@ -32,9 +32,11 @@ export interface ExampleWorkerOptions {
   readonly reconcile?: boolean;
 }
 
-export async function spawnExampleWorker(options: ExampleWorkerOptions): Promise<WorkerProcess> {
+/** `signal`, when aborted, kills the worker (SIGTERM), also while it is still starting. */
+export async function spawnExampleWorker(options: ExampleWorkerOptions, control: { signal?: AbortSignal } = {}): Promise<WorkerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/example-worker.ts'], {
     cwd: ROOT,
+    ...(control.signal ? { signal: control.signal } : {}),
     env: {
       ...process.env,
       TEMPORAL_ADDRESS: options.temporalAddress,
@@ -50,6 +52,8 @@ export async function spawnExampleWorker(options: ExampleWorkerOptions): Promise
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
+  // An abort arrives as an 'error' event (and then 'exit'); unheard, it would end this process.
+  child.on('error', (error) => (output += `\n${error.message}\n`));
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>

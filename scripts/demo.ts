@@ -12,7 +12,9 @@
  *   4. the same, with the vendor's lookup down: nobody can tell, so the retry
  *      is refused with IdempotencyOrphanedClaim instead of calling twice.
  * Exits 0 and leaves nothing running. `npm run demo -- --keep-open` keeps the
- * servers up until Ctrl-C, to look at the refusal in the Web UI.
+ * servers up until Ctrl-C or SIGTERM, to look at the refusal in the Web UI and
+ * follow the README's runbook on it. Stopped by a signal at any point, it stops
+ * what it started and deletes the embedded Postgres data before it exits.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -32,6 +34,7 @@ import { applicationFailureIn } from '../dev/failures.js';
 import { activityFailedAt } from '../dev/history.js';
 import { startPostgres } from '../dev/postgres.js';
 import { startTemporal } from '../dev/temporal-server.js';
+import { Teardown, exitCodeFor, firstStopSignal } from '../dev/teardown.js';
 import { spawnExampleWorker } from '../dev/worker-process.js';
 import type { ExampleWorkerOptions, WorkerProcess } from '../dev/worker-process.js';
 import { workflowInterceptorModules } from '../dev/workflow-interceptors.js';
@@ -41,39 +44,66 @@ const keepOpen = process.argv.includes('--keep-open');
 const DEMO_LEASE_MS = 3_000;
 const say = (text = '') => console.log(text);
 const step = (text: string) => say(`\n== ${text}`);
-const cleanups: Array<() => Promise<unknown>> = [];
+const teardown = new Teardown();
 
-Runtime.install({ logger: new DefaultLogger('ERROR') });
+// No worker runs in this process (they are child processes), and the demo answers stop signals itself.
+Runtime.install({ logger: new DefaultLogger('ERROR'), shutdownSignals: [] });
 
-try {
-  await main();
-  process.exitCode = 0;
-} catch (error) {
-  console.error('\nThe demo failed:', error);
-  process.exitCode = 1;
-} finally {
-  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+// A closed terminal (SIGHUP) makes writes fail; that must not cut the teardown short.
+for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+const stopSignal = firstStopSignal(() => say('Still stopping the servers…'));
+const first = await Promise.race([
+  main().then(() => null, (error: unknown) => ({ error })),
+  stopSignal.then((signal) => ({ signal })),
+]);
+let exitCode = 0;
+if (first === null) {
+  if (keepOpen) {
+    say('Servers stay up until you press Ctrl-C (or send SIGTERM); then they stop and their data is deleted.');
+    const keepAlive = setInterval(() => undefined, 60_000); // signals alone do not keep Node waiting
+    await stopSignal;
+    clearInterval(keepAlive);
+  }
+} else if ('error' in first) {
+  console.error('\nThe demo failed:', first.error);
+  exitCode = 1;
+} else {
+  say(`\nInterrupted (${first.signal}): stopping the servers and deleting their data.`);
+  exitCode = exitCodeFor(first.signal);
+  // The scene cut short fails in library callbacks once its servers are gone; that must not cut the teardown short.
+  process.on('uncaughtException', () => undefined);
+  process.on('unhandledRejection', () => undefined);
 }
+await teardown.done();
+// Explicit: a scene cut short may hold handles open (a client waiting on a server that is gone).
+process.exit(exitCode);
 
 async function main(): Promise<void> {
   step('Starting Postgres, a Temporal dev server with its Web UI, and a fake vendor');
-  const postgres = await startPostgres();
-  cleanups.push(() => postgres.stop());
-  const temporal = await startTemporal({ ui: true, log: say });
-  cleanups.push(() => temporal.stop());
+  const postgres = await teardown.start(() => startPostgres(), (server) => server.stop());
+  const temporal = await teardown.start(() => startTemporal({ ui: true, log: say }), (server) => server.stop());
   const vendor = new FakeVendor();
-  await vendor.start();
-  cleanups.push(() => vendor.stop());
+  await teardown.start(() => vendor.start(), () => vendor.stop());
   const pool = new pg.Pool({ connectionString: postgres.connectionString });
-  cleanups.push(() => pool.end());
+  pool.on('error', () => undefined); // an idle connection cut when Postgres stops; the pool replaces it
+  teardown.add(() => pool.end());
   const { applied } = await migrate(pool);
-  say(`Postgres: ${postgres.embedded ? 'embedded' : 'DATABASE_URL'} (schema temporal_idempotency, migrations applied: ${applied.length}).`);
-  say(`Temporal: ${temporal.address}${temporal.uiUrl ? `, Web UI ${temporal.uiUrl}` : ''}. Vendor: ${vendor.url}.`);
-  say('For the CLI (the runbook in the README), in another shell:');
-  say(`  export DATABASE_URL=${postgres.connectionString} TEMPORAL_ADDRESS=${temporal.address}`);
+  const schema = `schema temporal_idempotency, migrations applied: ${applied.length}`;
+  say(
+    postgres.embedded
+      ? `Postgres: embedded, its data in ${postgres.dataDirectory} (deleted when the demo exits); ${schema}.`
+      : `Postgres: DATABASE_URL; ${schema}.`,
+  );
+  say(`Temporal: ${temporal.address}, namespace ${temporal.namespace}${temporal.uiUrl ? `, Web UI ${temporal.uiUrl}` : ''}. Vendor: ${vendor.url}.`);
+  say('For the runbook in the README ("A refusal happened: what now"), in another shell in this directory:');
+  say(`  export DATABASE_URL=${postgres.connectionString} TEMPORAL_ADDRESS=${temporal.address} TEMPORAL_NAMESPACE=${temporal.namespace} VENDOR_URL=${vendor.url}`);
+  if (temporal.cliPath) say(`  alias temporal=${temporal.cliPath}  # the Temporal CLI that runs this dev server`);
+  say('The example worker has no payload converter, codec or secret, so the CLI needs no --worker-config.');
 
-  const bundleDir = await mkdtemp(join(tmpdir(), 'temporal-idempotency-demo-'));
-  cleanups.push(() => rm(bundleDir, { recursive: true, force: true }));
+  const bundleDir = await teardown.start(
+    () => mkdtemp(join(tmpdir(), 'temporal-idempotency-demo-')),
+    (dir) => rm(dir, { recursive: true, force: true }),
+  );
   const bundle = await bundleWorkflowCode({
     workflowsPath: fileURLToPath(new URL('../workflows/index.ts', import.meta.url)),
     workflowInterceptorModules,
@@ -102,20 +132,21 @@ async function main(): Promise<void> {
     say(`The refusal is in the Web UI, on the workflow's page, as the failure of placeCall:`);
     say(`  ${temporal.uiUrl}/namespaces/${temporal.namespace}/workflows/${refused.workflowId}/${refused.runId}/history`);
   }
-  if (keepOpen) {
-    say('Servers stay up until you press Ctrl-C.');
-    await new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
-  } else if (temporal.uiUrl) {
+  say(`The refused key is ${refused.key}, of workflow ${refused.workflowId}.`);
+  if (!keepOpen && temporal.uiUrl) {
     say('(This dev server stops when the demo exits; run `npm run demo -- --keep-open` to browse it.)');
   }
 }
 
 async function startWorker(options: ExampleWorkerOptions, name: string): Promise<WorkerProcess> {
-  const worker = await spawnExampleWorker(options);
-  cleanups.push(async () => {
-    worker.kill('SIGTERM');
-    await worker.exited;
-  });
+  // A stop signal while the worker starts kills it at once (its spawn is aborted).
+  const worker = await teardown.start(
+    () => spawnExampleWorker(options, { signal: teardown.signal }),
+    async (started) => {
+      started.kill('SIGTERM');
+      await started.exited;
+    },
+  );
   say(`Worker ${name} is running as process ${worker.pid}, with the idempotency interceptor.`);
   return worker;
 }
@@ -145,7 +176,7 @@ async function resetScene(client: Client, vendor: FakeVendor, first: Awaited<Ret
   const history = await first.handle.fetchHistory();
   const firstTask = history.events?.find((event) => event.workflowTaskCompletedEventAttributes != null);
   const { runId } = await client.workflowService.resetWorkflowExecution({
-    namespace: 'default',
+    namespace: client.options.namespace,
     workflowExecution: { workflowId: first.handle.workflowId, runId: first.handle.firstExecutionRunId },
     workflowTaskFinishEventId: firstTask!.eventId,
     requestId: randomUUID(),
@@ -207,7 +238,7 @@ async function crashScene(client: Client, vendor: FakeVendor, workerOptions: Exa
   const calls = vendor.actionsOn(CALL_ROUTE).length - callsBefore;
   say(`Vendor: ${calls} call placed for this order. Nobody was called twice.`);
   if (calls !== 1) throw new Error(`expected exactly one call, the vendor placed ${calls}`);
-  return { workflowId: handle.workflowId, runId: handle.firstExecutionRunId };
+  return { key: details.key, workflowId: handle.workflowId, runId: handle.firstExecutionRunId };
 }
 
 function refusalIn(error: unknown): ApplicationFailure {
