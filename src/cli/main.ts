@@ -41,8 +41,11 @@ Commands:
   release-absent KEY --reason TEXT      it did not happen, for a key whose claim is gone (deleted outside the
                                         CLI): records the release, so \`resume\` may let workflows call again
   keys status                           the key format in force, and rows not signed by its secret
-  keys activate [--reason TEXT]         put the CLI's secret in force (after every worker has it): signs the
-                                        rows that authenticate, then switches every new claim to keys under it
+  keys activate [--reason TEXT] [--force]
+                                        put the CLI's secret in force (after every worker has it): signs the
+                                        rows that authenticate, then switches every new claim to keys under it;
+                                        refused while a worker seen lately lacks the secret, or rows are signed
+                                        by secrets the CLI was not given (--force: activate anyway)
   keys retire --secret ID [--reason TEXT]
                                         after a rotation: rows the old secret signed are signed again with the one
                                         in force, then anything it signs is refused (it may have leaked)
@@ -223,13 +226,13 @@ async function keys(operations: ClaimOperations, subcommand: string | undefined,
     return EXIT.ok;
   }
   if (subcommand === 'activate') {
-    const report = await operations.activateSecret({ reason: values.reason });
+    const report = await operations.activateSecret({ reason: values.reason, force: values.force ?? false });
     printRecord(
       { before: formatText(report.before), in_force: formatText(report.inForce), signed_rows: report.signed, rejected_rows: report.rejected },
       json,
     );
     if (report.rejected.length > 0) {
-      console.error(`${report.rejected.length} row(s) did not authenticate and were left unsigned: workers refuse them. See SECURITY.md.`);
+      console.error(`${report.rejected.length} row(s) did not authenticate and were left as they were: workers refuse them. See SECURITY.md.`);
     }
     return EXIT.ok;
   }

@@ -109,6 +109,17 @@ export interface KeyStatus {
   readonly rowsSignedByOtherSecrets: number;
 }
 
+/** What a pass over the rows did: signed, left alone because their MAC failed, or signed by a secret the CLI lacks. */
+interface SigningPass {
+  readonly signed: number;
+  readonly rejected: string[];
+  readonly unknownSigners: Record<string, number>;
+  readonly unknownSignerKeys: string[];
+}
+
+/** A worker noted within this is counted as running, for `keys activate`'s check. */
+const RECENT_WORKER_MS = 5 * 60_000;
+
 export interface RetirementReport {
   readonly retired: string;
   /** Rows it had signed, signed again with the secret in force. */
@@ -133,6 +144,7 @@ export class ClaimOperations {
   private readonly ledgerCalls: string;
   private readonly operatorTrail: string;
   private readonly settings: string;
+  private readonly workers: string;
   private readonly channel: string;
   private readonly authentication: RecordAuthentication;
   private readonly quotedSchema: string;
@@ -150,6 +162,7 @@ export class ClaimOperations {
     this.ledgerCalls = `${quoted}.ledger_calls`;
     this.operatorTrail = `${quoted}.operator_actions`;
     this.settings = `${quoted}.settings`;
+    this.workers = `${quoted}.workers`;
     this.channel = outcomeChannel(this.schema);
     this.authentication = new RecordAuthentication(options);
   }
@@ -561,7 +574,7 @@ FROM ${this.claims}`,
    * claim takes, it signs what came meanwhile and switches the format, so no claim in the earlier
    * format can appear after it.
    */
-  async activateSecret(options: { reason?: string | undefined; batchSize?: number } = {}): Promise<ActivationReport> {
+  async activateSecret(options: { reason?: string | undefined; batchSize?: number; force?: boolean } = {}): Promise<ActivationReport> {
     await this.schemaReady();
     const secretId = this.authentication.signingSecretId;
     if (secretId === null) {
@@ -571,7 +584,19 @@ FROM ${this.claims}`,
     if ((await this.keyFormatInForce()).retiredSecretIds?.includes(secretId)) {
       throw new ClaimChangeRefusedError('retired', undefined, `Secret ${secretId} was retired (\`keys retire\`): it cannot be put in force again. Nothing was changed.`);
     }
+    if (!options.force) await this.assertWorkersHold(secretId);
     const unlocked = await this.signRowsFor(this.pool, target, options.batchSize ?? 500);
+    const strangers = Object.keys(unlocked.unknownSigners);
+    if (strangers.length > 0 && !options.force) {
+      throw new ClaimChangeRefusedError(
+        'unknown-signers',
+        undefined,
+        `${Object.values(unlocked.unknownSigners).reduce((sum, count) => sum + count, 0)} row(s) are signed by secret(s) ` +
+          `${strangers.join(', ')}, which the CLI was not given: most likely the workers hold another secret than the one ` +
+          `you are activating (${secretId}). Give the CLI the workers' settings (--worker-config, with previousSecrets). ` +
+          `Activated as it is, those rows would be refused. The format in force was not changed (--force to activate anyway).`,
+      );
+    }
     return inTransaction(this.pool, async (client) => {
       await lockClaimAdmission(client, this.schema);
       const before = await this.keyFormatInForce(client);
@@ -585,7 +610,7 @@ FROM ${this.claims}`,
         before,
         inForce: target,
         signed: unlocked.signed + locked.signed,
-        rejected: [...new Set([...unlocked.rejected, ...locked.rejected])],
+        rejected: [...new Set([...unlocked.rejected, ...locked.rejected, ...unlocked.unknownSignerKeys, ...locked.unknownSignerKeys])],
       };
       await this.recordAction(client, {
         action: 'activate-secret',
@@ -608,10 +633,12 @@ FROM ${this.claims}`,
     target: KeyFormatId,
     batchSize: number,
     pending = false,
-  ): Promise<{ signed: number; rejected: string[] }> {
+  ): Promise<SigningPass> {
     const current = await this.keyFormatInForce(client);
     let signed = 0;
     const rejected: string[] = [];
+    const unknownSigners: Record<string, number> = {};
+    const unknownSignerKeys: string[] = [];
     for (let after = ''; ; ) {
       // A full pass checks every row, one already signed by the target secret all the same (a forgery is reported).
       const { rows } = await client.query<ClaimRow>(
@@ -622,9 +649,14 @@ ORDER BY key
 LIMIT $2`,
         [after, batchSize, pending, target.secretId],
       );
-      if (rows.length === 0) return { signed, rejected };
+      if (rows.length === 0) return { signed, rejected, unknownSigners, unknownSignerKeys };
       const toSign = { keys: [] as string[], before: [] as (string | null)[], macs: [] as string[] };
       for (const row of rows) {
+        if (row.record_mac !== null && row.secret_id !== null && !this.authentication.secret(row.secret_id)) {
+          unknownSigners[row.secret_id] = (unknownSigners[row.secret_id] ?? 0) + 1;
+          unknownSignerKeys.push(row.key);
+          continue;
+        }
         if (!this.trustedForSigning(row, current)) {
           rejected.push(row.key);
           continue;
@@ -645,6 +677,27 @@ WHERE claim.key = signed.key AND claim.record_mac IS NOT DISTINCT FROM signed.be
       signed += rowCount ?? 0;
       after = rows[rows.length - 1]!.key;
     }
+  }
+
+  /**
+   * A worker seen claiming lately (the worker registry) that does not hold `secretId` could claim
+   * nothing once it is in force: refuse, naming them.
+   */
+  private async assertWorkersHold(secretId: string): Promise<void> {
+    const { rows } = await this.pool.query<{ identity: string }>(
+      `SELECT identity FROM ${this.workers} WHERE seen_at > now() - $2::float8 * interval '1 millisecond' AND NOT ($1 = ANY (secret_ids)) ORDER BY seen_at DESC`,
+      [secretId, RECENT_WORKER_MS],
+    );
+    if (rows.length === 0) return;
+    const named = rows.slice(0, 5).map((row) => row.identity);
+    throw new ClaimChangeRefusedError(
+      'workers-lack-secret',
+      undefined,
+      `${rows.length} worker(s) seen claiming in the last ${RECENT_WORKER_MS / 60_000} minutes do not hold secret ${secretId} ` +
+        `(${named.join(', ')}${rows.length > named.length ? ', …' : ''}): once it is in force they could claim nothing. Roll the ` +
+        `secret out to every worker first (secret, with the one it replaces in previousSecrets). The format in force was not ` +
+        `changed (--force if those workers are gone).`,
+    );
   }
 
   /**
@@ -676,7 +729,7 @@ WHERE claim.key = signed.key AND claim.record_mac IS NOT DISTINCT FROM signed.be
       const report: RetirementReport = {
         retired: secretId,
         resigned: unlocked.signed + locked.signed,
-        rejected: [...new Set([...unlocked.rejected, ...locked.rejected])],
+        rejected: [...new Set([...unlocked.rejected, ...locked.rejected, ...unlocked.unknownSignerKeys, ...locked.unknownSignerKeys])],
       };
       await this.recordAction(client, {
         action: 'retire-secret',

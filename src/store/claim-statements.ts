@@ -29,9 +29,10 @@ export interface ClaimStatements {
   readonly markAwaited: string;
   readonly takeOver: string;
   readonly addWaiter: string;
+  readonly noteWorker: string;
 }
 
-export function claimStatements(table: string, waiters: string, settings: string): ClaimStatements {
+export function claimStatements(table: string, waiters: string, settings: string, workers: string): ClaimStatements {
   // Every statement that returns a claim returns the format in force with it, read in the same snapshot.
   const CLAIM_RETURNING = `RETURNING ${CLAIM_COLUMNS}, true AS owner_alive, now() AS read_at, ${inForceColumns(settings)}`;
   const READ = `${CLAIM_READ}, ${inForceColumns(settings)}`;
@@ -123,6 +124,12 @@ ${CLAIM_RETURNING}`,
 INSERT INTO ${waiters} (key, namespace, workflow_id, run_id, activity_type)
 VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (key, namespace, workflow_id) DO UPDATE SET run_id = EXCLUDED.run_id, refused_at = now()`,
+
+    // $1 identity, $2 the secret ids it holds, $3 the schema version it knows.
+    noteWorker: `
+INSERT INTO ${workers} (identity, secret_ids, worker_schema)
+VALUES ($1, $2, $3)
+ON CONFLICT (identity) DO UPDATE SET secret_ids = EXCLUDED.secret_ids, worker_schema = EXCLUDED.worker_schema, seen_at = now()`,
   };
 }
 

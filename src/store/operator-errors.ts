@@ -30,7 +30,11 @@ export type ChangeRefusal =
   /** `keys activate` of a secret that was retired. */
   | 'retired'
   /** `keys retire` of the secret in force. */
-  | 'in-force';
+  | 'in-force'
+  /** `keys activate` of a secret that a worker seen lately does not hold. */
+  | 'workers-lack-secret'
+  /** `keys activate` finding rows signed by secrets the CLI was not given. */
+  | 'unknown-signers';
 
 export class ClaimChangeRefusedError extends IdempotencyError {
   override readonly name = 'ClaimChangeRefusedError';

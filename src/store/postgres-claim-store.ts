@@ -57,6 +57,8 @@ export interface PostgresClaimStoreOptions extends TrustOptions {
 }
 
 const BEGIN_ATTEMPTS = 3;
+/** How often a claiming worker notes itself in the worker registry (migration 10). */
+const WORKER_NOTE_INTERVAL_MS = 60_000;
 /** SQLSTATE of the trigger that refuses a claim keyed in a format that is not in force (migration 7). */
 const KEY_FORMAT_REFUSED = 'TI001';
 /** The trigger's lock on the settings, under REPEATABLE READ, when they changed after the snapshot (migration 7). */
@@ -82,6 +84,8 @@ export class PostgresClaimStore implements ClaimStore {
   private readonly authentication: RecordAuthentication;
   /** The key format in force, as last read; re-read when a claim is refused for its format. */
   private inForce: KeyFormatId = { version: 1, secretId: null };
+  /** When each identity claiming through this store was last noted in the worker registry. */
+  private readonly workerNotedAt = new Map<string, number>();
 
   constructor(options: PostgresClaimStoreOptions) {
     if (options?.pool == null || typeof options.pool.query !== 'function') {
@@ -90,7 +94,7 @@ export class PostgresClaimStore implements ClaimStore {
     this.pool = options.pool;
     this.schema = options.schema ?? DEFAULT_SCHEMA;
     const quotedSchema = quoteIdentifier('schema', this.schema);
-    this.statements = claimStatements(`${quotedSchema}.claims`, `${quotedSchema}.waiters`, `${quotedSchema}.settings`);
+    this.statements = claimStatements(`${quotedSchema}.claims`, `${quotedSchema}.waiters`, `${quotedSchema}.settings`, `${quotedSchema}.workers`);
     this.channel = outcomeChannel(this.schema);
     this.logger = options.logger ?? defaultStoreLogger;
     this.authentication = new RecordAuthentication(options);
@@ -107,6 +111,7 @@ export class PostgresClaimStore implements ClaimStore {
 
   async begin(request: ClaimRequest, leaseMs: number): Promise<BeginResult> {
     await this.checkOnce();
+    await this.noteWorker(request.claimedBy);
     // After a move to a new key format, a claim made before it is found under its earlier key.
     // Race-free: no claim in an earlier format can be made once the new one is in force.
     const earlier = await this.firstOf(request.previousKeys.map((previous) => previous.key));
@@ -341,6 +346,25 @@ export class PostgresClaimStore implements ClaimStore {
       throw error;
     });
     return this.checkedOnce;
+  }
+
+  /**
+   * Notes this worker and the secrets it holds, at its first claim and then at most once a minute, for
+   * `keys activate` to check: one statement a minute, before that claim (so a worker that claimed is
+   * on record). A claim never fails with it.
+   */
+  private async noteWorker(identity: string): Promise<void> {
+    const now = Date.now();
+    if (now - (this.workerNotedAt.get(identity) ?? -Infinity) < WORKER_NOTE_INTERVAL_MS) return;
+    this.workerNotedAt.set(identity, now);
+    await this.query('note_worker', this.statements.noteWorker, [identity, this.authentication.secretIds, LATEST_MIGRATION]).catch(
+      (error: unknown) => {
+        // Tried again in a minute: during an outage, one warning a minute, not one a claim.
+        this.logger.warn('Idempotency: could not note this worker for keys activate to check', {
+          error: error instanceof Error ? error.message : String(error),
+        });
+      },
+    );
   }
 
   /**

@@ -93,6 +93,11 @@ export class RecordAuthentication {
     return this.secrets.size > 0;
   }
 
+  /** The ids of every secret this worker holds, the configured one first. */
+  get secretIds(): string[] {
+    return [...this.secrets.keys()];
+  }
+
   /** The id of the configured secret (not a previous one), which an activation puts in force. */
   get signingSecretId(): string | null {
     return this.configured?.id ?? null;

@@ -31,6 +31,8 @@ export function grantStatements(roles: StoreRoles, schema: string = DEFAULT_SCHE
       `GRANT SELECT, INSERT, UPDATE, DELETE ON ${s}.claims TO ${worker}`,
       // A refused workflow is recorded (INSERT … ON CONFLICT DO UPDATE), for the CLI to signal.
       `GRANT SELECT, INSERT, UPDATE ON ${s}.waiters TO ${worker}`,
+      // Notes itself (the secrets it holds), for `keys activate` to check.
+      `GRANT SELECT, INSERT, UPDATE ON ${s}.workers TO ${worker}`,
       // Append only: no SELECT, so a compromised worker cannot read what other workers sent.
       `GRANT INSERT ON ${s}.ledger TO ${worker}`,
       `GRANT USAGE ON SEQUENCE ${s}.ledger_id_seq TO ${worker}`,
@@ -40,7 +42,7 @@ export function grantStatements(roles: StoreRoles, schema: string = DEFAULT_SCHE
     const operator = quoteIdentifier('operator role', roles.operator);
     statements.push(
       `GRANT USAGE ON SCHEMA ${s} TO ${operator}`,
-      `GRANT SELECT ON ${s}.migrations, ${s}.ledger, ${s}.ledger_calls, ${s}.ledger_reconciliations TO ${operator}`,
+      `GRANT SELECT ON ${s}.migrations, ${s}.ledger, ${s}.ledger_calls, ${s}.ledger_reconciliations, ${s}.workers TO ${operator}`,
       // resolve and release (after the checks the CLI makes), prune, and signing rows when a secret is activated.
       `GRANT SELECT, UPDATE, DELETE ON ${s}.claims TO ${operator}`,
       // Marked when signalled, forgotten when the workflow is gone, pruned with their claims.

@@ -68,7 +68,7 @@ describe('a workflow refused through an alias row', () => {
     expect(w1.type).toBe(IdempotencyOrphanedClaim);
     const oldKey = deriveCustomKey({ namespace: 'default', activityType: 'placeCall', customKey: callId }, UNKEYED);
     // Every worker now has the secret: the operator puts it in force. W1's claim is found under its old key.
-    await new ClaimOperations(schema.pool, { schema: schema.name, secret: SECRET }).activateSecret({ reason: 'secret rollout' });
+    await new ClaimOperations(schema.pool, { schema: schema.name, secret: SECRET }).activateSecret({ reason: 'secret rollout', force: true });
 
     // W2, on a worker with the secret (migration window): refused on W1's claim, waits in resumable().
     const tq2 = uniqueName('tq');

@@ -42,7 +42,7 @@ describe('the key format in force, as a worker last read it', () => {
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     expect((await worker.get(key))?.authenticity).toBe('not-checked'); // read the format again: still 1
 
-    await new ClaimOperations(schema.pool, { schema: schema.name, secret: SECRET }).activateSecret({ reason: 'rollout' });
+    await new ClaimOperations(schema.pool, { schema: schema.name, secret: SECRET }).activateSecret({ reason: 'rollout', force: true });
     // A writer without the secret: "completed", unsigned.
     const forged = payloadToJson(defaultPayloadConverter.toPayload({ id: 'ch_forged' }));
     await schema.pool.query(

@@ -173,10 +173,16 @@ describe('least-privilege roles', () => {
 
     const absent = await run('release-absent', key, '--reason', 'roles test', '--no-signal');
     expect({ stderr: absent.stderr, code: absent.code }).toEqual({ stderr: '', code: 0 });
-    const activated = await runCli(['keys', 'activate', '--schema', schemaName, '--reason', 'roles test'], {
-      DATABASE_URL: urlFor(role.operator),
-      TEMPORAL_IDEMPOTENCY_SECRET: SECRET,
-    });
+    const activate = (...flags: string[]) =>
+      runCli(['keys', 'activate', '--schema', schemaName, '--reason', 'roles test', ...flags], {
+        DATABASE_URL: urlFor(role.operator),
+        TEMPORAL_IDEMPOTENCY_SECRET: SECRET,
+      });
+    // The worker that claimed above holds no secret: refused, naming it, until it is gone (--force).
+    const refusedActivation = await activate();
+    expect(refusedActivation.code).toBe(4);
+    expect(refusedActivation.stderr).toMatch(/worker\(s\) seen claiming in the last 5 minutes do not hold secret/);
+    const activated = await activate('--force');
     expect({ stderr: activated.stderr, code: activated.code }).toEqual({ stderr: '', code: 0 });
     const trail = await admin.query<{ action: string; database_user: string }>(
       `SELECT action, database_user FROM "${schemaName}".operator_actions ORDER BY id`,

@@ -79,7 +79,8 @@ function storeIn(schema: string, options: Omit<PostgresClaimStoreOptions, 'pool'
 }
 
 function activate(schema: string, secret: string, previousSecrets: PostgresClaimStoreOptions['previousSecrets'] = []) {
-  return new ClaimOperations(pool, { schema, secret, previousSecrets }).activateSecret({ reason: 'test' });
+  // force: the scenarios here start with workers without the secret, stopped before the activation.
+  return new ClaimOperations(pool, { schema, secret, previousSecrets }).activateSecret({ reason: 'test', force: true });
 }
 
 describe('moving to a secret', () => {
@@ -181,6 +182,22 @@ describe('moving to a secret', () => {
   });
 });
 
+describe('keys activate refuses a secret the workers do not hold', () => {
+  it('while a worker seen lately lacks it, or rows are signed by secrets the CLI was not given; --force overrides', async () => {
+    const schema = await freshSchema();
+    let charges = 0;
+    const charge = async () => (charges++, { id: `ch_${charges}` });
+    await run({ charge }, uniqueName('order'), { store: storeIn(schema, { secret: SECRET }), activities: { charge: byOrder } });
+    const wrong = new ClaimOperations(pool, { schema, secret: NEW_SECRET });
+    await expect(wrong.activateSecret()).rejects.toMatchObject({ reason: 'workers-lack-secret' });
+    // The worker is long gone; its rows still say which secret the workers held.
+    await pool.query(`UPDATE "${schema}".workers SET seen_at = now() - interval '1 hour'`);
+    await expect(wrong.activateSecret()).rejects.toMatchObject({ reason: 'unknown-signers' });
+    expect(await wrong.keyFormatInForce()).toMatchObject({ version: 1 });
+    expect(await wrong.activateSecret({ force: true })).toMatchObject({ inForce: { version: 2 }, rejected: [expect.any(String)] });
+  });
+});
+
 describe('rotating the secret', () => {
   it('in two steps: workers with the new secret sign with the one in force, so a worker not yet given it still reads their records', async () => {
     const schema = await freshSchema();
@@ -194,7 +211,8 @@ describe('rotating the secret', () => {
     const notYet = await run({ charge }, order, { store: storeIn(schema, { secret: SECRET }), activities: { charge: byOrder } });
     expect(notYet).toEqual({ returned: [{ id: 'ch_1' }] });
     // Step 2: every worker has it; the operator activates it. Claims keyed with the old secret are still found.
-    await new ClaimOperations(pool, { schema, secret: NEW_SECRET, previousSecrets: [SECRET] }).activateSecret();
+    // force: the worker not yet given the new secret (same identity as the others here) has been stopped.
+    await new ClaimOperations(pool, { schema, secret: NEW_SECRET, previousSecrets: [SECRET] }).activateSecret({ force: true });
     expect(await run({ charge }, order, rolledOut)).toEqual({ returned: [{ id: 'ch_1' }] });
     expect(charges).toBe(1);
     const { rows } = await pool.query(`SELECT secret_id FROM "${schema}".claims`);

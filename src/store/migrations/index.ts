@@ -11,6 +11,7 @@ import reconciliation from './000006-reconciliation.js';
 import keyFormatInForce from './000007-key-format-in-force.js';
 import callArguments from './000008-call-arguments.js';
 import ledgerRetention from './000009-ledger-retention.js';
+import workerRegistry from './000010-worker-registry.js';
 
 export interface Migration {
   readonly id: number;
@@ -38,6 +39,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: 7, name: 'key-format-in-force', sql: keyFormatInForce },
   { id: 8, name: 'call-arguments', sql: callArguments, workersFrom: 7 },
   { id: 9, name: 'ledger-retention', sql: ledgerRetention, workersFrom: 7 },
+  { id: 10, name: 'worker-registry', sql: workerRegistry, workersFrom: 7 },
 ];
 
 /** The migration that made every claim say which schema version its worker knows. */
