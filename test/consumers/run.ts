@@ -10,6 +10,7 @@ import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { checkoutTag } from '../support/checkout-tag.js';
 import { parseArgs } from 'node:util';
 import { runFixture } from './consumer-run.js';
 import { run } from './exec.js';
@@ -22,7 +23,8 @@ import { readManifest, versionsAt } from './versions.js';
 import type { End, Versions } from './versions.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const WORK = join(tmpdir(), 'temporal-idempotency-consumers');
+/** One folder per checkout (named by its path's hash): two checkouts testing at once must not share fixtures. */
+const WORK = join(tmpdir(), `temporal-idempotency-consumers-${checkoutTag(ROOT)}`);
 const KINDS: readonly Kind[] = ['esm', 'commonjs'];
 const ENDS: readonly End[] = ['oldest', 'newest'];
 

@@ -10,6 +10,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { checkoutTag } from '../support/checkout-tag.js';
 import { parseArgs } from 'node:util';
 import { assertOneSdkCopy } from '../consumers/checks/single-copy.js';
 import { CommandFailed, run } from '../consumers/exec.js';
@@ -28,7 +29,8 @@ const { values } = parseArgs({ options: { end: { type: 'string' }, 'summary-json
 if (values.end !== 'oldest' && values.end !== 'newest') throw new Error('Pass --end oldest or --end newest.');
 const end: End = values.end;
 const label = `peers-${end}`;
-const copy = join(tmpdir(), 'temporal-idempotency-peers', end);
+/** One folder per checkout (named by its path's hash): two checkouts testing at once must not share a copy. */
+const copy = join(tmpdir(), `temporal-idempotency-peers-${checkoutTag(ROOT)}`, end);
 const report = join(copy, 'test-output', 'vitest.json');
 
 async function prepare(): Promise<void> {
