@@ -17,6 +17,7 @@ import { durabilitySettings } from './pg-stats.js';
 import { benchPool } from './pool.js';
 import { printInterceptor, printJson, printStore } from './report.js';
 import { benchStore } from './store-bench.js';
+import { benchKeyDerivation, printKeyDerivation } from './key-derivation.js';
 import { summarizeInterceptor } from './summary.js';
 
 // Before anything creates a connection: the SDK's info logs would break up the table.
@@ -54,6 +55,8 @@ try {
   const loadAverage = loadavg().map((value) => Number(value.toFixed(2)));
   console.log(`Mode ${options.quick ? 'quick' : 'full'}; load average ${loadAverage.join(' ')}; Postgres ${JSON.stringify(settings)}`);
 
+  const keyDerivation = benchKeyDerivation(options.quick ? 5 : 15);
+  printKeyDerivation(keyDerivation);
   const store = options.skipStore ? null : await benchStore(connectionString, options, log);
   if (store) printStore(store);
   const runs = temporal.value ? await benchInterceptor(temporal.value, connectionString, options, log) : null;
@@ -61,7 +64,7 @@ try {
   const oneInFlight = runs ? summarizeInterceptor(runs.oneInFlight, options.oneInFlight.inFlight) : null;
   if (interceptor) printInterceptor(interceptor, true);
   if (oneInFlight) printInterceptor(oneInFlight, false);
-  printJson(options, settings, { loadAverageAtStart: loadAverage, store, interceptor, interceptorOneInFlight: oneInFlight });
+  printJson(options, settings, { loadAverageAtStart: loadAverage, keyDerivation, store, interceptor, interceptorOneInFlight: oneInFlight });
 } catch (error) {
   console.error(error);
   process.exitCode = 1;
