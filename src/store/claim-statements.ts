@@ -16,6 +16,12 @@ const DURABLE_COMMIT = `
   ELSE current_setting('synchronous_commit') END, true)) AS durable`;
 
 
+/**
+ * This transaction's commit returns before the WAL flush. A setting inside the statement, local to
+ * its transaction, is what the commit sees (a function's own SET clause is undone before the commit).
+ */
+const RELAXED_COMMIT = `(SELECT set_config('synchronous_commit', 'off', true)) AS relaxed`;
+
 export interface ClaimStatements {
   readonly claim: string;
   readonly undoClaim: string;
@@ -32,7 +38,14 @@ export interface ClaimStatements {
   readonly noteWorker: string;
 }
 
-export function claimStatements(table: string, waiters: string, settings: string, workers: string): ClaimStatements {
+export function claimStatements(
+  table: string,
+  waiters: string,
+  settings: string,
+  workers: string,
+  options: { readonly synchronousRecords?: boolean } = {},
+): ClaimStatements {
+  const synchronous = options.synchronousRecords ?? false;
   // Every statement that returns a claim returns the format in force with it, read in the same snapshot.
   const CLAIM_RETURNING = `RETURNING ${CLAIM_COLUMNS}, true AS owner_alive, now() AS read_at, ${inForceColumns(settings)}`;
   const READ = `${CLAIM_READ}, ${inForceColumns(settings)}`;
@@ -79,19 +92,19 @@ FROM ${settings}`,
 UPDATE ${table}
 SET state = 'completed', result_payload = $4, finished_at = now(), record_mac = $5, secret_id = $6
 WHERE key = $1 AND token = $2 AND state = 'claimed'
-RETURNING key, awaited`),
+RETURNING key, awaited`, synchronous),
 
     release: settling(`
 DELETE FROM ${table}
 WHERE key = $1 AND token = $2 AND state = 'claimed'
-RETURNING key, awaited`),
+RETURNING key, awaited`, synchronous),
 
     // $4 the note's safe summary, $5 record MAC, $6 secret id, $7 the full note as an encoded payload.
     markUnknown: settling(`
 UPDATE ${table}
 SET state = 'unknown', outcome_note = $4, outcome_detail = $7, finished_at = now(), record_mac = $5, secret_id = $6
 WHERE key = $1 AND token = $2 AND state = 'claimed'
-RETURNING key, awaited`),
+RETURNING key, awaited`, synchronous),
 
     renew: `
 UPDATE ${table} AS claim
@@ -133,11 +146,17 @@ ON CONFLICT (identity) DO UPDATE SET secret_ids = EXCLUDED.secret_ids, worker_sc
   };
 }
 
-/** Wraps a statement that settles the caller's own claim: `$3` is the channel that wakes its waiters. */
-function settling(statement: string): string {
+/**
+ * Wraps a statement that settles the caller's own claim: `$3` is the channel that wakes its waiters.
+ * Its commit does not wait for the WAL flush unless `synchronous` (then it does, whatever the role's
+ * default): only the claim must be durable
+ * before the call. An outcome lost in a Postgres crash leaves its claim without one, which is
+ * refused (a person checks the vendor); it never lets a call run twice.
+ */
+function settling(statement: string, synchronous: boolean): string {
   // The CASE only runs pg_notify for a claim someone waits on: NOTIFY serializes commits.
   return `
 WITH settled AS (${statement})
 SELECT CASE WHEN awaited THEN pg_notify($3, key) END
-FROM settled`;
+FROM settled, ${synchronous ? DURABLE_COMMIT : RELAXED_COMMIT}`;
 }

@@ -54,6 +54,13 @@ export interface PostgresClaimStoreOptions extends TrustOptions {
   readonly preparedStatements?: boolean;
   /** Where lost connections and failed renewals are reported. Default: the worker's Runtime logger, else the console. */
   readonly logger?: StoreLogger;
+  /**
+   * Commit outcomes (complete, release, unknown) synchronously too. Default false: only the claim
+   * must be durable before the call, so an outcome's commit does not wait for the WAL flush. An
+   * outcome lost in a Postgres crash leaves its claim without one, which is refused (a person checks
+   * the vendor); it never lets a call run twice.
+   */
+  readonly synchronousRecords?: boolean;
 }
 
 const BEGIN_ATTEMPTS = 3;
@@ -94,12 +101,16 @@ export class PostgresClaimStore implements ClaimStore {
     this.pool = options.pool;
     this.schema = options.schema ?? DEFAULT_SCHEMA;
     const quotedSchema = quoteIdentifier('schema', this.schema);
-    this.statements = claimStatements(`${quotedSchema}.claims`, `${quotedSchema}.waiters`, `${quotedSchema}.settings`, `${quotedSchema}.workers`);
+    this.statements = claimStatements(`${quotedSchema}.claims`, `${quotedSchema}.waiters`, `${quotedSchema}.settings`, `${quotedSchema}.workers`, {
+      synchronousRecords: options.synchronousRecords ?? false,
+    });
     this.channel = outcomeChannel(this.schema);
     this.logger = options.logger ?? defaultStoreLogger;
     this.authentication = new RecordAuthentication(options);
     this.listener = new ClaimListener(connectionConfigOf(this.pool), this.channel, this.logger);
-    this.statementPrefix = options.preparedStatements === false ? null : `ti_${sha256Hex(this.schema).slice(0, 12)}`;
+    // Named by schema and statement set, so two stores on one pool never share a name for two texts.
+    const statementSet = `${this.schema}/${options.synchronousRecords ? 'synchronous' : 'relaxed'}-records`;
+    this.statementPrefix = options.preparedStatements === false ? null : `ti_${sha256Hex(statementSet).slice(0, 12)}`;
     this.guardPool();
   }
 
