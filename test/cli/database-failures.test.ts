@@ -74,7 +74,8 @@ describe('a database the CLI cannot use: exit 5, what failed, never the password
     resetting.reset();
     const run = await list(url);
     expect(run.code).toBe(EXIT.unavailable);
-    expect(run.stderr).toMatch(/closed the connection \((connect ECONNRESET|Connection terminated unexpectedly)/);
+    // Which call saw the reset (connect, the first write or read) depends on timing.
+    expect(run.stderr).toMatch(/closed the connection \(((connect|read|write) ECONNRESET|Connection terminated unexpectedly)/);
   });
 
   it('a connection closed as it opens', async () => {
