@@ -38,9 +38,14 @@ export async function snapshotCpu(roots: CpuRoots): Promise<CpuSnapshot> {
   const tree = (root: number | null, filter: (command: string) => boolean = () => true) =>
     new Map(root === null ? [] : descendants(processes, root).filter((entry) => filter(entry.command)).map((entry) => [entry.pid, entry.ms]));
   const machine = await machineMs();
+  const postgres = tree(roots.postgres);
+  // Backends that exited (pgbench's, a pool's closed connections) are gone from /proc; the postmaster that
+  // reaped them keeps their time. A backend alive at the first snapshot and gone at the second counts whole.
+  const reaped = roots.postgres === null ? undefined : processes.get(roots.postgres)?.reapedChildrenMs;
+  if (reaped !== undefined) postgres.set(REAPED_BY_POSTMASTER, reaped);
   return {
     node: new Map([[process.pid, processes.get(process.pid)?.ms ?? 0]]),
-    postgres: tree(roots.postgres),
+    postgres,
     // The dev server is a child of this process, started by the SDK's core.
     temporal: tree(process.pid, (command) => command.includes('start-dev')),
     machineBusyMs: machine.busy,
@@ -67,8 +72,13 @@ interface ProcessEntry {
   readonly pid: number;
   readonly ppid: number;
   readonly ms: number;
+  /** CPU of its children that exited and were waited for (cutime + cstime). */
+  readonly reapedChildrenMs: number;
   readonly command: string;
 }
+
+/** Not a pid: where a snapshot keeps the postmaster's reaped children's time. */
+const REAPED_BY_POSTMASTER = -1;
 
 async function listProcesses(): Promise<Map<number, ProcessEntry>> {
   const entries = new Map<number, ProcessEntry>();
@@ -82,10 +92,16 @@ async function listProcesses(): Promise<Map<number, ProcessEntry>> {
 
 async function readProcess(pid: number): Promise<ProcessEntry> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  // Fields after "(comm)": state is field 3, ppid 4, utime 14, stime 15.
+  // Fields after "(comm)": state is field 3, ppid 4, utime 14, stime 15, cutime 16, cstime 17.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const command = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).replaceAll('\0', ' ');
-  return { pid, ppid: Number(fields[1]), ms: (Number(fields[11]) + Number(fields[12])) * MS_PER_TICK, command };
+  return {
+    pid,
+    ppid: Number(fields[1]),
+    ms: (Number(fields[11]) + Number(fields[12])) * MS_PER_TICK,
+    reapedChildrenMs: (Number(fields[13]) + Number(fields[14])) * MS_PER_TICK,
+    command,
+  };
 }
 
 function descendants(processes: Map<number, ProcessEntry>, root: number): ProcessEntry[] {

@@ -9,8 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
 import type { TemporalServer } from '../dev/temporal-server.js';
 import type { BenchOptions } from './options.js';
-import { localPostmasterPid } from './pg-stats.js';
-import { benchPool } from './pool.js';
+import type { CpuRoots } from './cpu-usage.js';
 import { withFreshSchema } from './schema.js';
 import { runWorker } from './worker-run.js';
 import type { InterceptorRun, Load, RunSetup } from './worker-run.js';
@@ -25,6 +24,7 @@ export async function benchInterceptor(
   temporal: TemporalServer,
   connectionString: string,
   options: BenchOptions,
+  cpuRoots: CpuRoots,
   log: (line: string) => void,
 ): Promise<InterceptorResults> {
   const { code } = await bundleWorkflowCode({
@@ -32,10 +32,8 @@ export async function benchInterceptor(
     workflowInterceptorModules,
     logger: new DefaultLogger('WARN'),
   });
-  const admin = benchPool(connectionString, 1);
-  const postgres = await localPostmasterPid(admin).finally(() => admin.end());
   return withFreshSchema(connectionString, 'interceptor', async (schema) => {
-    const setup: RunSetup = { temporal, connectionString, schema, code, cpuRoots: { postgres } };
+    const setup: RunSetup = { temporal, connectionString, schema, code, cpuRoots };
     const loaded = await alternate(setup, options.rounds, options.loaded, log);
     const oneInFlight = await alternate(setup, options.rounds, options.oneInFlight, log);
     return { loaded, oneInFlight };

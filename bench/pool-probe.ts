@@ -10,7 +10,7 @@ export interface PoolCounts {
   statements: number;
   /** Statements issued while every connection was busy and the pool was full. */
   queuedForConnection: number;
-  /** Milliseconds per statement, by its first keyword (INSERT, WITH, UPDATE, SELECT...). */
+  /** Milliseconds per statement, by the store's name for it (claim, complete...), else by its first keyword. */
   readonly latencyByKind: Map<string, number[]>;
 }
 
@@ -20,8 +20,9 @@ export function probePool(pool: pg.Pool): PoolCounts {
   const probed = (...args: unknown[]): unknown => {
     counts.statements++;
     if (pool.idleCount === 0 && pool.totalCount >= (pool.options.max ?? 10)) counts.queuedForConnection++;
-    const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
-    const kind = /^\s*(\w+)/.exec(text ?? '')?.[1]?.toUpperCase() ?? '?';
+    const config = typeof args[0] === 'string' ? { text: args[0] } : ((args[0] ?? {}) as { text?: string; name?: string });
+    // The store's named statements by name (claim, claim_batch, complete...), the rest by first keyword.
+    const kind = config.name?.replace(/^ti_[0-9a-f]+_/, '') ?? /^\s*(\w+)/.exec(config.text ?? '')?.[1]?.toUpperCase() ?? '?';
     const started = performance.now();
     const result: unknown = Reflect.apply(original, pool, args);
     if (result instanceof Promise) {

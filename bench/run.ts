@@ -13,12 +13,16 @@ import { startTemporal } from '../dev/temporal-server.js';
 import type { TemporalServer } from '../dev/temporal-server.js';
 import { benchInterceptor } from './interceptor-bench.js';
 import { parseOptions } from './options.js';
-import { durabilitySettings } from './pg-stats.js';
+import { durabilitySettings, localPostmasterPid } from './pg-stats.js';
+import { pacedBaseline } from './paced-baseline.js';
 import { benchPool } from './pool.js';
 import { printInterceptor, printJson, printStore } from './report.js';
 import { benchStore } from './store-bench.js';
 import { benchKeyDerivation, printKeyDerivation } from './key-derivation.js';
 import { summarizeInterceptor } from './summary.js';
+
+/** The pgbench run whose Postgres CPU per cycle the interceptor's is held to: 8 clients, a loaded server that is not saturated. */
+const PGBENCH_CPU_CLIENTS = 8;
 
 // Before anything creates a connection: the SDK's info logs would break up the table.
 Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -50,21 +54,28 @@ try {
   log(`Postgres ${postgres.value.embedded ? '(embedded)' : '(DATABASE_URL)'}${temporal.value ? `, Temporal at ${temporal.value.address}` : ''}`);
 
   const admin = benchPool(connectionString, 1);
-  const settings = await durabilitySettings(admin).finally(() => admin.end());
+  const [settings, postmaster] = await Promise.all([durabilitySettings(admin), localPostmasterPid(admin)]).finally(() => admin.end());
   // Others' load on a shared machine skews every figure; say how much there was.
   const loadAverage = loadavg().map((value) => Number(value.toFixed(2)));
   console.log(`Mode ${options.quick ? 'quick' : 'full'}; load average ${loadAverage.join(' ')}; Postgres ${JSON.stringify(settings)}`);
 
   const keyDerivation = benchKeyDerivation(options.quick ? 5 : 15);
   printKeyDerivation(keyDerivation);
-  const store = options.skipStore ? null : await benchStore(connectionString, options, log);
+  const cpuRoots = { postgres: postmaster };
+  const store = options.skipStore ? null : await benchStore(connectionString, options, cpuRoots, log);
   if (store) printStore(store);
-  const runs = temporal.value ? await benchInterceptor(temporal.value, connectionString, options, log) : null;
+  const runs = temporal.value ? await benchInterceptor(temporal.value, connectionString, options, cpuRoots, log) : null;
   const interceptor = runs ? summarizeInterceptor(runs.loaded, options.loaded.inFlight) : null;
   const oneInFlight = runs ? summarizeInterceptor(runs.oneInFlight, options.oneInFlight.inFlight) : null;
-  if (interceptor) printInterceptor(interceptor, true);
-  if (oneInFlight) printInterceptor(oneInFlight, false);
-  printJson(options, settings, { loadAverageAtStart: loadAverage, keyDerivation, store, interceptor, interceptorOneInFlight: oneInFlight });
+  // At the pace the one-in-flight activities ran with the interceptor, right after them.
+  const paced = oneInFlight
+    ? await pacedBaseline(connectionString, options.oneInFlight.activities, 1_000 / oneInFlight.with.activitiesPerSecond)
+    : null;
+  const pgbenchReference = store?.rows.find((row) => row.clients === PGBENCH_CPU_CLIENTS)?.pgbench?.postgresCpuMsPerCycle;
+  const floors = { paced, pgbenchCpu: pgbenchReference == null ? null : { clients: PGBENCH_CPU_CLIENTS, msPerCycle: pgbenchReference } };
+  if (interceptor) printInterceptor(interceptor, 'loaded', floors);
+  if (oneInFlight) printInterceptor(oneInFlight, 'one', floors);
+  printJson(options, settings, { loadAverageAtStart: loadAverage, keyDerivation, store, interceptor, interceptorOneInFlight: oneInFlight, floors });
 } catch (error) {
   console.error(error);
   process.exitCode = 1;

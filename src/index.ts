@@ -16,6 +16,7 @@ export type { ReconcileCall, Reconciler, Reconciliation } from './worker/reconci
 export type { RefusalDetails } from './worker/refusals.js';
 export {
   ClaimChangeRefusedError,
+  ClaimContendedError,
   ClaimNotFoundError,
   ClaimOperations,
   KeyFormatChangedError,
@@ -31,28 +32,10 @@ export {
   grantStatements,
   migrate,
 } from './store/index.js';
-export type {
-  AuditLedger,
-  BeginResult,
-  Claim,
-  ClaimRequest,
-  ClaimState,
-  ClaimStore,
-  ClaimWatch,
-  HeldClaim,
-  LedgerCall,
-  LedgerOutcome,
-  MigrateOptions,
-  MigrateReport,
-  PostgresClaimStoreOptions,
-  StoreLogger,
-  Waiter,
-  ChangeRefusal,
-  ClaimSummary,
-  LedgerEntry,
-  ListFilter,
-  PruneSummary,
-  StoreRoles,
-} from './store/index.js';
+// The store's types, by what they are for: writing a store, writing a ledger, setting Postgres up, operating it.
+export type { BeginResult, Claim, ClaimRequest, ClaimState, ClaimStore, ClaimWatch, HeldClaim, Waiter } from './store/index.js';
+export type { AuditLedger, LedgerCall, LedgerOutcome } from './store/index.js';
+export type { MigrateOptions, MigrateReport, PostgresClaimStoreOptions, StoreLogger, StoreRoles } from './store/index.js';
+export type { ChangeRefusal, ClaimSummary, LedgerEntry, ListFilter, PruneCandidateWorkflow, PruneScope, PruneSummary, WorkflowRef } from './store/index.js';
 export { InvalidKeyInputError, KEY_FORMAT_VERSION, SCOPES, keyToUuid } from './key/index.js';
 export type { Scope } from './key/index.js';

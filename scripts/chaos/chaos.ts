@@ -30,7 +30,11 @@ export interface ChaosOptions {
   readonly activitiesPerWorkflow: number;
   readonly workers: number;
   readonly killEveryMs: number;
-  /** How many times Postgres is restarted (stopped for a second, then started) during the run. */
+  /**
+   * How many times Postgres is restarted (stopped for a second, then started) during the run. Default 2.
+   * Fewer restarts than this is a problem in the report: with DATABASE_URL set (a server this run does
+   * not own, so cannot restart) the run says so at its start and fails unless this is 0.
+   */
   readonly postgresRestarts?: number;
   /** The workers ask the vendor about orphaned calls (the example activities' reconcile) before refusing. */
   readonly reconcile?: boolean;
@@ -38,10 +42,23 @@ export interface ChaosOptions {
 }
 
 const LEASE_MS = 2_000;
+const DEFAULT_POSTGRES_RESTARTS = 2;
+
+/** Why a run on `postgres` cannot restart it, or null when it can. */
+export function restartsImpossibleOn(postgres: { readonly embedded: boolean }): string | null {
+  return postgres.embedded
+    ? null
+    : 'DATABASE_URL is set, and the chaos run cannot restart a server it does not run. Unset DATABASE_URL ' +
+        '(the run then starts its own embedded Postgres and restarts it), or ask for no restarts (--postgres-restarts 0) ' +
+        'and accept a run that does not test surviving one';
+}
 
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const started = Date.now();
   const postgres = await startPostgres({ forceEmbedded: !process.env['DATABASE_URL'] });
+  const restartsWanted = options.postgresRestarts ?? DEFAULT_POSTGRES_RESTARTS;
+  const restartsImpossible = restartsWanted > 0 ? restartsImpossibleOn(postgres) : null;
+  if (restartsImpossible) options.log(`WARNING: no Postgres restarts in this run, so it fails. ${restartsImpossible}.`);
   // The harness's own pool (reports, migrations), not a worker's: its restarts are expected here.
   const pool = new pg.Pool({ connectionString: postgres.connectionString, max: 4 });
   pool.on('error', () => undefined);
@@ -112,9 +129,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       }
     })();
     const restarts = (async () => {
-      if (!postgres.embedded) return;
+      if (restartsImpossible) return;
       await underWay();
-      for (let restart = 0; restart < (options.postgresRestarts ?? 2) && !done; restart++) {
+      for (let restart = 0; restart < restartsWanted && !done; restart++) {
         options.log('Restarting Postgres');
         await postgres.pause();
         await sleep(1_000);
@@ -130,6 +147,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       workflows: options.workflows,
       kills,
       postgresRestarts,
+      postgresRestartsWanted: restartsWanted,
+      postgresRestartsImpossible: restartsImpossible,
       seconds: (Date.now() - started) / 1000,
       killed,
       unexpectedExits,

@@ -4,7 +4,11 @@ export interface ChaosReport {
   readonly activities: number;
   readonly workflows: number;
   readonly kills: number;
+  /** Postgres restarts that happened mid-run, and how many the run asked for (the issue's bar is 2). */
   readonly postgresRestarts: number;
+  readonly postgresRestartsWanted: number;
+  /** Why restarts could not happen at all (a DATABASE_URL server this run does not own); null when they could. */
+  readonly postgresRestartsImpossible: string | null;
   readonly seconds: number;
   /** How many keys the vendor acted on once, and the keys it acted on more than once. */
   readonly keysActedOnce: number;
@@ -25,6 +29,14 @@ export const ACCEPTED_OUTCOMES = new Set(['completed', 'IdempotencyOrphanedClaim
 
 export function problemsIn(report: ChaosReport): string[] {
   const problems: string[] = [];
+  if (report.postgresRestarts < report.postgresRestartsWanted) {
+    // A run that never lost its database proves nothing about surviving a restart: it must not pass as one that did.
+    problems.push(
+      `Postgres was restarted ${report.postgresRestarts} time(s) mid-run, not the ${report.postgresRestartsWanted} asked for: ` +
+        (report.postgresRestartsImpossible ??
+          'the workflows finished first; run more of them (--workflows) or more activities per workflow'),
+    );
+  }
   for (const { key, actions } of report.keysActedTwice) problems.push(`key ${key} was acted on ${actions} times`);
   for (const [outcome, count] of Object.entries(report.outcomes)) {
     if (!ACCEPTED_OUTCOMES.has(outcome)) problems.push(`${count} workflow(s) ended with ${outcome}, not a named refusal`);
@@ -40,7 +52,7 @@ export function problemsIn(report: ChaosReport): string[] {
 
 export function printReport(report: ChaosReport, log: (line: string) => void): void {
   log(`Chaos${report.reconcile ? ' (reconcile on)' : ''}: ${report.activities} activities in ${report.workflows} workflows, ` +
-    `${report.seconds.toFixed(0)} s, ${report.kills} SIGKILLs, ${report.postgresRestarts} Postgres restart(s)`);
+    `${report.seconds.toFixed(0)} s, ${report.kills} SIGKILLs, ${report.postgresRestarts} of ${report.postgresRestartsWanted} Postgres restart(s)`);
   log(`Vendor: ${report.keysActedOnce} keys acted on once, ${report.keysActedTwice.length} more than once` +
     ` (${report.vendorReplays} repeats answered from the vendor's own idempotency store)`);
   for (const { key, actions } of report.keysActedTwice) log(`  ${key}: ${actions} actions`);

@@ -1,7 +1,12 @@
 /**
  * `npm run chaos`: the chaos run on its own Temporal dev server and Postgres.
  * `npm run chaos -- --quick` for a shorter run. Exits 1 if any key reached the
- * vendor twice or a workflow ended in anything but completion or a named refusal.
+ * vendor twice, a workflow ended in anything but completion or a named refusal,
+ * a worker process died on its own, or Postgres was restarted mid-run fewer
+ * times than asked (`--postgres-restarts`, default 2). With DATABASE_URL set it
+ * cannot restart that server, so it refuses to start (exit 2) unless asked for
+ * `--postgres-restarts 0`: a run that never lost its database must not pass for
+ * one that survived two restarts.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DefaultLogger, Runtime, bundleWorkflowCode } from '@temporalio/worker';
 import { startTemporal } from '../../dev/temporal-server.js';
-import { runChaos } from './chaos.js';
+import { restartsImpossibleOn, runChaos } from './chaos.js';
 import { printReport, problemsIn } from './report.js';
 import type { ChaosReport } from './report.js';
 import { workflowInterceptorModules } from '../../dev/workflow-interceptors.js';
@@ -23,8 +28,20 @@ const { values } = parseArgs({
     workers: { type: 'string' },
     'kill-every': { type: 'string' },
     reconcile: { type: 'string' },
+    'postgres-restarts': { type: 'string' },
   },
 });
+const postgresRestarts = Number(values['postgres-restarts'] ?? 2);
+if (!Number.isInteger(postgresRestarts) || postgresRestarts < 0) {
+  console.error(`--postgres-restarts needs a whole number, 0 or more; got ${values['postgres-restarts']}.`);
+  process.exit(2);
+}
+if (process.env['DATABASE_URL'] && postgresRestarts > 0) {
+  // Fail before minutes of servers and workflows, not after them with 0 restarts in the report.
+  console.error(`Not running chaos: it must restart Postgres ${postgresRestarts} time(s) mid-run, but ${restartsImpossibleOn({ embedded: false })}.`);
+  process.exit(2);
+}
+if (postgresRestarts === 0) console.log('WARNING: --postgres-restarts 0: this run does not restart Postgres, so it shows nothing about surviving a restart.');
 /** `both` (default): the same run without, then with, the workers reconciling orphaned calls with the vendor. */
 const variants = values.reconcile === 'on' ? [true] : values.reconcile === 'off' ? [false] : [false, true];
 const quick = values.quick ?? false;
@@ -49,6 +66,7 @@ try {
       activitiesPerWorkflow: Number(values['activities-per-workflow'] ?? 5),
       workers: Number(values.workers ?? 3),
       killEveryMs: Number(values['kill-every'] ?? 3_000),
+      postgresRestarts,
       reconcile,
       log: console.log,
     });

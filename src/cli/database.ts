@@ -4,6 +4,7 @@
  * message that names the server, the user and what failed: never the password.
  */
 import pg from 'pg';
+import { setStatementTimeout } from '../store/index.js';
 import { durationText } from './duration.js';
 import { CliError, EXIT } from './errors.js';
 
@@ -42,9 +43,8 @@ export function openDatabase(statementTimeoutMs: number | undefined): Database {
     ...(statementTimeoutMs === undefined
       ? {}
       : {
-          // A SET, not the statement_timeout startup parameter, which connection poolers (PgBouncer) refuse.
-          // Awaited before the pool hands the connection out (pg-pool's onConnect).
-          onConnect: (client: pg.ClientBase) => client.query(`SET statement_timeout = ${Math.round(statementTimeoutMs)}`),
+          // A statement, not the statement_timeout startup parameter, which connection poolers (PgBouncer) refuse.
+          onConnect: (client: pg.ClientBase) => setStatementTimeout(client, statementTimeoutMs),
           query_timeout: statementTimeoutMs + READ_GRACE_MS,
         }),
   });

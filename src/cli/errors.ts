@@ -17,13 +17,27 @@ export const EXIT = {
   signalFailed: 6,
 } as const;
 
+/** The exit codes a CliError can end the CLI with: every one but success. */
+export type FailureExitCode = Exclude<(typeof EXIT)[keyof typeof EXIT], typeof EXIT.ok>;
+
+/** A stable code per exit kind, so the code says what the exit code says (a usage error is not a database outage). */
+const CODES: Readonly<Record<FailureExitCode, string>> = {
+  [EXIT.failure]: 'cli-failure',
+  [EXIT.usage]: 'cli-usage',
+  [EXIT.notFound]: 'cli-not-found',
+  [EXIT.conflict]: 'cli-conflict',
+  [EXIT.unavailable]: 'cli-database-unavailable',
+  [EXIT.signalFailed]: 'cli-signal-failed',
+};
+
 export class CliError extends IdempotencyError {
   override readonly name = 'CliError';
-  readonly code = 'cli-usage';
+  readonly code: string;
   constructor(
     message: string,
-    readonly exitCode: number,
+    readonly exitCode: FailureExitCode,
   ) {
     super(message);
+    this.code = CODES[exitCode];
   }
 }

@@ -11,7 +11,8 @@ import { keyToUuid } from '../key/index.js';
 import { DEFAULT_STATEMENT_TIMEOUT_MS, databaseFailure, openDatabase } from './database.js';
 import { parseDuration } from './duration.js';
 import { CliError, EXIT } from './errors.js';
-import { argumentsDetail, claimDetail, claimSummaryRow, ledgerRow, mapPages, printRecord, printRowPages, pruneRecord } from './output.js';
+import { argumentsDetail, claimDetail, claimSummaryRow, ledgerRow, mapPages, printRecord, printRowPages } from './output.js';
+import { prune } from './prune-command.js';
 import { readResult } from './result-input.js';
 import { tellWaiters } from './tell-waiters.js';
 import { packageVersion } from './version.js';
@@ -41,17 +42,29 @@ Commands:
   release-absent KEY --reason TEXT      it did not happen, for a key whose claim is gone (deleted outside the
                                         CLI): records the release, so \`resume\` may let workflows call again
   keys status                           the key format in force, and rows not signed by its secret
-  keys activate [--reason TEXT] [--force]
+  keys activate [--reason TEXT] [--force] [--compromised ID]...
                                         put the CLI's secret in force (after every worker has it): signs the
                                         rows that authenticate, then switches every new claim to keys under it;
-                                        refused while a worker seen lately lacks the secret, or rows are signed
-                                        by secrets the CLI was not given (--force: activate anyway)
+                                        refused while a worker seen lately lacks it or the one in force, or rows
+                                        are signed by secrets the CLI was not given (--force: activate anyway).
+                                        --compromised ID, after a leak: that secret's rows are not signed again
+                                        and it is retired at once, so each of its rows is refused for a person
+                                        to check (a leaked secret can sign a planted receipt)
   keys retire --secret ID [--reason TEXT]
                                         after a rotation: rows the old secret signed are signed again with the one
                                         in force, then anything it signs is refused (it may have leaked)
-  prune --older-than 30d [--dry-run] [--allow-short]
-                                        delete completed claims finished before then (never open ones);
-                                        prints what goes first; horizons under 1h need --allow-short
+  prune [--older-than D] [--vendor-key-window W] [--ledger-older-than L] [--dry-run] [--force]
+                                        delete completed claims finished more than D ago (never one without
+                                        an outcome, nor one whose workflow still runs or closed within D: it
+                                        asks Temporal); prints what goes first. D defaults to the longest
+                                        retention of the namespaces the claims were made in (read from
+                                        Temporal; without Temporal, D must be given) or W, if longer. A D
+                                        shorter than that retention, or under 1h, needs --force: a reset of a
+                                        workflow Temporal still keeps answers from these records. No claim
+                                        younger than W (the vendor's idempotency key lifetime, e.g. 24h for
+                                        Stripe) goes, --force or not. --ledger-older-than L also deletes the
+                                        ledger's calls older than L (at least 1d; never one whose key has no
+                                        outcome)
   ledger [--key KEY] [--workflow ID] [--limit N]
                                         calls that went out, newest first
 
@@ -59,7 +72,8 @@ Options:
   --schema NAME      Postgres schema (default: $IDEMPOTENCY_SCHEMA or ${DEFAULT_SCHEMA})
   --json             machine-readable output
   --force            resolve or release a claim whose owner may still be running (live lease, or
-                     before its attempt's deadline): only when you know that worker stopped
+                     before its attempt's deadline): only when you know that worker stopped; prune
+                     at a horizon under the namespace's retention or under an hour
   --no-signal        after resolve, release or resume, do not signal the waiting workflows
   --workflow-id ID   signal this workflow too (beside the claim's own and every one refused on it)
   --reason TEXT      why (resolve, release, prune): kept in the operator trail that \`show\` prints
@@ -72,13 +86,14 @@ Options:
 
 Environment: DATABASE_URL or PGHOST/PGPORT/PGUSER/PGPASSWORD/PGDATABASE (PGSSLMODE, or sslmode=… in
 the URL, for TLS); connecting and logging in must finish within 5 s.
-The signal to waiting workflows connects as the \`temporal\` CLI does (with @temporalio/envconfig
-installed at your SDK's version): the profile TEMPORAL_PROFILE (else "default") of the config file
-TEMPORAL_CONFIG_FILE (else ~/.config/temporalio/temporal.toml), overridden by TEMPORAL_ADDRESS
-(default localhost:7233), TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS and TEMPORAL_TLS_*
-(client cert and key, server CA, server name) and TEMPORAL_GRPC_META_*. Without envconfig, only
-TEMPORAL_ADDRESS and TEMPORAL_NAMESPACE, in plaintext. Each workflow is signalled in the namespace
-recorded for it; the profile's namespace applies to --workflow-id.
+The signal to waiting workflows, and prune's questions (retention, running workflows), connect as the
+\`temporal\` CLI does (with @temporalio/envconfig installed at your SDK's version): the profile
+TEMPORAL_PROFILE (else "default") of the config file TEMPORAL_CONFIG_FILE (else
+~/.config/temporalio/temporal.toml), overridden by TEMPORAL_ADDRESS (default localhost:7233),
+TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS and TEMPORAL_TLS_* (client cert and key, server CA,
+server name) and TEMPORAL_GRPC_META_*. Without envconfig, only TEMPORAL_ADDRESS and TEMPORAL_NAMESPACE,
+in plaintext. Each workflow is signalled, and each claim's retention read, in the namespace recorded for
+it; the profile's namespace applies to --workflow-id.
 
 Exit codes: 0 ok, 1 unexpected failure, 2 bad usage or input, 3 no such key,
 4 the claim's state does not allow it, 5 the database cannot be used (unreachable, login refused,
@@ -87,8 +102,11 @@ changed but a waiting workflow could not be signalled (signal it by hand, see RE
 
 const LIST_COLUMNS = ['key', 'state', 'activity_type', 'workflow_id', 'attempt', 'claimed_by', 'claimed_at', 'owner_alive'];
 const LEDGER_COLUMNS = ['key', 'activity_type', 'workflow_id', 'attempt', 'worker', 'started_at', 'finished_at', 'outcome'];
-/** Shorter horizons need --allow-short: a typo here deletes the records that stop a repeat. */
-const MIN_PRUNE_HORIZON_MS = 3_600_000;
+/**
+ * Postgres rounds statement_timeout to whole milliseconds, and 0 means no limit; the client's own
+ * timer (setTimeout, the timeout plus a grace) holds at most 2^31 - 1 ms and turns anything longer into 1 ms.
+ */
+const STATEMENT_TIMEOUT_RANGE = { minMs: 1, maxMs: 2 ** 31 - 1 - 60_000 };
 
 type Flags = ReturnType<typeof parseCommandLine>['values'];
 
@@ -103,12 +121,14 @@ export async function main(argv: readonly string[]): Promise<number> {
     console.log(HELP);
     return values.help ? EXIT.ok : EXIT.usage;
   }
+  if (values['allow-short']) throw new CliError('--allow-short is now --force: one name for every safety override. Nothing was changed.', EXIT.usage);
   if (extra.length > 0) throw new CliError(`Unexpected arguments: ${extra.join(' ')}. See --help.`, EXIT.usage);
 
   const schema = values.schema ?? process.env['IDEMPOTENCY_SCHEMA'] ?? DEFAULT_SCHEMA;
   const config = await loadWorkerConfig(values['worker-config'] ?? process.env['TEMPORAL_IDEMPOTENCY_WORKER_CONFIG']);
   const statementTimeoutMs =
-    parseDuration('--statement-timeout', values['statement-timeout']) ?? (command === 'migrate' ? undefined : DEFAULT_STATEMENT_TIMEOUT_MS);
+    parseDuration('--statement-timeout', values['statement-timeout'], STATEMENT_TIMEOUT_RANGE) ??
+    (command === 'migrate' ? undefined : DEFAULT_STATEMENT_TIMEOUT_MS);
   const database = openDatabase(statementTimeoutMs);
   try {
     const operations = new ClaimOperations(database.pool, { schema, secret: config.secret, previousSecrets: config.previousSecrets });
@@ -226,13 +246,27 @@ async function keys(operations: ClaimOperations, subcommand: string | undefined,
     return EXIT.ok;
   }
   if (subcommand === 'activate') {
-    const report = await operations.activateSecret({ reason: values.reason, force: values.force ?? false });
+    const compromised = values.compromised ?? [];
+    if (compromised.some((id) => id.trim() === '')) throw new CliError('--compromised needs a secret id, as `keys status` shows it.', EXIT.usage);
+    const report = await operations.activateSecret({ reason: values.reason, force: values.force ?? false, compromised });
     printRecord(
-      { before: formatText(report.before), in_force: formatText(report.inForce), signed_rows: report.signed, rejected_rows: report.rejected },
+      {
+        before: formatText(report.before),
+        in_force: formatText(report.inForce),
+        signed_rows: report.signed,
+        rejected_rows: report.rejected,
+        ...(compromised.length > 0 ? { retired_as_compromised: compromised, distrusted_rows: report.distrusted } : {}),
+      },
       json,
     );
     if (report.rejected.length > 0) {
       console.error(`${report.rejected.length} row(s) did not authenticate and were left as they were: workers refuse them. See SECURITY.md.`);
+    }
+    if (report.distrusted.length > 0) {
+      console.error(
+        `${report.distrusted.length} row(s) signed by a compromised secret were left as they were: workers refuse them; check each ` +
+          'with the vendor (show KEY), then resolve or release it. See SECURITY.md.',
+      );
     }
     return EXIT.ok;
   }
@@ -247,30 +281,6 @@ async function keys(operations: ClaimOperations, subcommand: string | undefined,
     return EXIT.ok;
   }
   throw new CliError(`keys needs status, activate or retire, got ${JSON.stringify(subcommand)}. See --help.`, EXIT.usage);
-}
-
-/** Prints what would go, then (unless --dry-run) deletes it. */
-async function prune(operations: ClaimOperations, values: Flags, json: boolean): Promise<number> {
-  const olderThanMs = parseDuration('--older-than', values['older-than']);
-  if (olderThanMs === undefined) throw new CliError('prune needs --older-than with a unit, e.g. --older-than 30d.', EXIT.usage);
-  if (olderThanMs < MIN_PRUNE_HORIZON_MS && !values['allow-short']) {
-    throw new CliError(
-      `--older-than ${values['older-than']} is under an hour: completed claims that recent are what stops a retry or a ` +
-        `reset from calling again. Keep them longer than Temporal's retry horizon and the vendor's key window; add ` +
-        `--allow-short only if you mean it. Nothing was deleted.`,
-      EXIT.usage,
-    );
-  }
-  const summary = await operations.pruneSummary(olderThanMs);
-  if (values['dry-run']) {
-    printRecord(pruneRecord(summary, olderThanMs, { dryRun: true, pruned: summary.count }, json), json);
-    return EXIT.ok;
-  }
-  // A person sees what goes before it goes; a script gets one record, the same fields as a dry run's.
-  if (!json) printRecord(pruneRecord(summary, olderThanMs, { dryRun: false }, false), false);
-  const pruned = await operations.prune(olderThanMs, { reason: values.reason });
-  printRecord(json ? pruneRecord(summary, olderThanMs, { dryRun: false, pruned }, true) : { pruned }, json);
-  return EXIT.ok;
 }
 
 function storeRoles(values: Flags): StoreRoles {
@@ -312,13 +322,17 @@ function parseCommandLine(argv: readonly string[]) {
         'no-signal': { type: 'boolean' },
         'workflow-id': { type: 'string' },
         'dry-run': { type: 'boolean' },
+        'ledger-older-than': { type: 'string' },
+        // Renamed to --force; kept only to say so.
         'allow-short': { type: 'boolean' },
+        'vendor-key-window': { type: 'string' },
         key: { type: 'string' },
         reason: { type: 'string' },
         'worker-config': { type: 'string' },
         'worker-role': { type: 'string' },
         'operator-role': { type: 'string' },
         secret: { type: 'string' },
+        compromised: { type: 'string', multiple: true },
         'statement-timeout': { type: 'string' },
       },
     });
@@ -335,7 +349,9 @@ function requireKey(command: string, key: string | undefined): string {
 function parseLimit(text: string | undefined): number {
   if (text === undefined) return 50;
   const limit = Number(text);
-  if (!Number.isInteger(limit) || limit <= 0) throw new CliError(`--limit ${JSON.stringify(text)} is not a positive integer.`, EXIT.usage);
+  if (!Number.isSafeInteger(limit) || limit <= 0) {
+    throw new CliError(`--limit ${JSON.stringify(text)} is not a positive integer up to ${Number.MAX_SAFE_INTEGER}.`, EXIT.usage);
+  }
   return limit;
 }
 

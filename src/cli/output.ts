@@ -4,6 +4,7 @@ import type { Claim, ClaimSummary, LedgerEntry, PruneSummary } from '../store/in
 import { describePayload } from './result-text.js';
 import type { ResultCodec } from '../worker/result-codec.js';
 import { durationText } from './duration.js';
+import { terminalText } from './terminal-text.js';
 
 export type Row = Record<string, unknown>;
 
@@ -100,32 +101,56 @@ export async function claimDetail(claim: Claim, codec: ResultCodec): Promise<Row
   };
 }
 
+/** What `prune` is about to do, and why that horizon. */
+export interface PrunePlan {
+  readonly summary: PruneSummary;
+  readonly horizonMs: number;
+  readonly horizonFrom: string;
+  /** Each namespace's workflow execution retention (ms), or null when Temporal could not be asked. */
+  readonly namespaceRetention: ReadonlyMap<string, number> | null;
+  readonly vendorKeyWindowMs: number | null;
+  /** Where Temporal was asked, or why it was not. */
+  readonly temporal: string;
+  /** Completed claims past the horizon kept because their workflow still runs or closed within it. */
+  readonly keptForWorkflows: number;
+  /** --ledger-older-than, or null: the ledger is left alone. */
+  readonly ledgerHorizonMs: number | null;
+}
+
 /**
- * What `prune` deletes. `--json` gives the same fields whether or not it is a dry run: `pruned` (the
- * count deleted, or that a dry run would delete) and `dry_run`. The table leads with `would_prune`
- * or `pruning`, printed before the deletion, and a real run adds `pruned` after it.
+ * What `prune` deletes. `--json` gives the same fields whether or not it is a dry run: `pruned` and
+ * `ledger_pruned` (the counts deleted, or that a dry run would delete; `ledger_pruned` null without
+ * --ledger-older-than) and `dry_run`. The table leads with `would_prune` or `pruning`, printed before
+ * the deletion, and a real run adds `pruned` after it.
  */
 export function pruneRecord(
-  summary: PruneSummary,
-  olderThanMs: number,
-  run: { readonly dryRun: boolean; readonly pruned?: number },
+  plan: PrunePlan,
+  run: { readonly dryRun: boolean; readonly pruned?: number; readonly ledgerPruned: number | null },
   json: boolean,
 ): Row {
+  const { summary } = plan;
+  const retention = plan.namespaceRetention && Object.fromEntries([...plan.namespaceRetention].map(([ns, ms]) => [ns, durationText(ms)]));
   const details = {
-    horizon: durationText(olderThanMs),
+    horizon: durationText(plan.horizonMs),
+    horizon_from: plan.horizonFrom,
+    namespace_retention: retention,
+    vendor_key_window: plan.vendorKeyWindowMs === null ? null : durationText(plan.vendorKeyWindowMs),
+    temporal: plan.temporal,
+    kept_for_workflows: plan.keptForWorkflows,
     oldest_finished_at: summary.oldestFinishedAt,
     newest_finished_at: summary.newestFinishedAt,
     by_activity_type: summary.byActivityType,
   };
-  if (json) return { dry_run: run.dryRun, pruned: run.pruned, ...details };
-  return { [run.dryRun ? 'would_prune' : 'pruning']: summary.count, ...details };
+  const ledgerHorizon = plan.ledgerHorizonMs === null ? null : durationText(plan.ledgerHorizonMs);
+  if (json) return { dry_run: run.dryRun, pruned: run.pruned, ...details, ledger_horizon: ledgerHorizon, ledger_pruned: run.ledgerPruned };
+  const ledger = ledgerHorizon === null ? {} : { ledger_horizon: ledgerHorizon, [run.dryRun ? 'would_prune_ledger_entries' : 'pruning_ledger_entries']: run.ledgerPruned };
+  return { [run.dryRun ? 'would_prune' : 'pruning']: summary.count, ...details, ...ledger };
 }
 
 function cellText(value: unknown): string {
   if (value === null || value === undefined) return '-';
   if (value instanceof Date) return value.toISOString();
-  if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
+  return terminalText(typeof value === 'object' ? JSON.stringify(value) : String(value));
 }
 
 /**

@@ -4,6 +4,7 @@ import { OPERATOR_DECISION_SIGNAL } from '../operator-decision.js';
 import type { OperatorDecision } from '../operator-decision.js';
 import type { Waiter } from '../store/index.js';
 import type { TemporalTarget } from './temporal-connection.js';
+import { connectTemporal, loadClient } from './temporal-client.js';
 
 export type SignalOutcome =
   | { readonly waiter: Waiter; readonly delivered: true }
@@ -32,9 +33,9 @@ export async function signalDecision(
     return failAll((error as Error).message);
   }
   try {
-    connection = await temporal.Connection.connect({ ...target.connectionOptions, connectTimeout: 5_000 });
+    connection = await connectTemporal(temporal, target);
   } catch (error) {
-    return failAll(`cannot connect to Temporal at ${target.description}: ${(error as Error).message}`);
+    return failAll((error as Error).message);
   }
   try {
     const outcomes: SignalOutcome[] = [];
@@ -51,20 +52,5 @@ export async function signalDecision(
     return outcomes;
   } finally {
     await connection.close();
-  }
-}
-
-/**
- * @temporalio/client is an optional peer dependency: only this signal needs it,
- * so every other command works in a project that does not have it.
- */
-async function loadClient(): Promise<typeof import('@temporalio/client')> {
-  try {
-    return await import('@temporalio/client');
-  } catch (error) {
-    // ERR_MODULE_NOT_FOUND from import(); MODULE_NOT_FOUND if a build ever turns it into require().
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== 'MODULE_NOT_FOUND' && code !== 'ERR_MODULE_NOT_FOUND') throw error;
-    throw new Error('@temporalio/client is not installed; add it to the project to let the CLI signal workflows', { cause: error });
   }
 }

@@ -6,6 +6,7 @@ import type { Claim, ClaimOperations } from '../store/index.js';
 import { OPERATOR_DECISION_SIGNAL } from '../operator-decision.js';
 import { EXIT } from './errors.js';
 import { signalDecision } from './signal-workflow.js';
+import { terminalText } from './terminal-text.js';
 import { loadTemporalTarget } from './temporal-connection.js';
 
 type ClaimIdentity = Pick<Claim, 'key'> & Partial<Pick<Claim, 'namespace' | 'workflowId' | 'runId' | 'activityType'>>;
@@ -36,17 +37,17 @@ export async function tellWaiters(
   for (const outcome of await signalDecision(waiters, { key: claim.key, decision }, target)) {
     const { waiter } = outcome;
     if (outcome.delivered) {
-      console.error(`Signalled workflow ${waiter.workflowId}: ${decision}.`);
+      console.error(`Signalled workflow ${terminalText(waiter.workflowId)}: ${decision}.`);
       await operations.markSignalled(waiter);
     } else if (outcome.closed) {
-      console.error(`Workflow ${waiter.workflowId} is not running (${outcome.error}); reset or start it again if it still needs this call.`);
+      console.error(`Workflow ${terminalText(waiter.workflowId)} is not running (${outcome.error}); reset or start it again if it still needs this call.`);
       await operations.forgetWaiter(waiter);
     } else {
       failed++;
       console.error(
-        `The claim is ${decision}, but signalling workflow ${waiter.workflowId} in namespace ${waiter.namespace} failed ` +
+        `The claim is ${decision}, but signalling workflow ${terminalText(waiter.workflowId)} in namespace ${waiter.namespace} failed ` +
           `(${outcome.error}). If it waits in resumable(), signal it yourself: temporal workflow signal --namespace ` +
-          `${waiter.namespace} --workflow-id ${waiter.workflowId} --name ${OPERATOR_DECISION_SIGNAL} --input ` +
+          `${waiter.namespace} --workflow-id ${terminalText(waiter.workflowId)} --name ${OPERATOR_DECISION_SIGNAL} --input ` +
           `'${JSON.stringify({ key: claim.key, decision })}', or run \`temporal-idempotency resume ${claim.key}\` again.`,
       );
     }

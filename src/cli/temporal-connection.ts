@@ -16,6 +16,29 @@ import { createRequire } from 'node:module';
 import { homedir, platform } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import type { ConnectionOptions } from '@temporalio/client';
+import { IdempotencyError } from '../errors.js';
+
+/** What the CLI was doing when Temporal could not be used. */
+export type TemporalStep = 'settings' | 'client' | 'connect' | 'retention';
+
+/**
+ * Temporal cannot be used by the CLI: its settings are wrong, the client package is missing, the server
+ * does not answer, or a namespace does not say its retention. The commands that meet it carry on without
+ * Temporal and say why (the signal is reported undelivered, `prune` keeps what it cannot check), so it
+ * never decides an exit code by itself.
+ */
+export class TemporalUnavailableError extends IdempotencyError {
+  override readonly name = 'TemporalUnavailableError';
+  readonly code = 'temporal-unavailable';
+  constructor(
+    message: string,
+    /** Which step failed. */
+    readonly step: TemporalStep,
+    options?: { readonly cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
 
 export interface TemporalTarget {
   readonly connectionOptions: Pick<ConnectionOptions, 'address' | 'tls' | 'apiKey' | 'metadata'>;
@@ -25,18 +48,24 @@ export interface TemporalTarget {
   readonly description: string;
 }
 
-/** Throws an Error naming the setting that is wrong (a missing profile, an unreadable file, a missing package). */
+/** Throws a TemporalUnavailableError naming the setting that is wrong (a missing profile, an unreadable file, a missing package). */
 export async function loadTemporalTarget(env: NodeJS.ProcessEnv = process.env): Promise<TemporalTarget> {
   const configFile = env['TEMPORAL_CONFIG_FILE'];
   // envconfig passes over a config file that does not exist: a typo would signal the wrong server.
-  if (configFile && !existsSync(configFile)) throw new Error(`TEMPORAL_CONFIG_FILE names ${configFile}, which does not exist`);
+  if (configFile && !existsSync(configFile)) {
+    throw new TemporalUnavailableError(`TEMPORAL_CONFIG_FILE names ${configFile}, which does not exist`, 'settings');
+  }
   const envconfig = await loadEnvconfig();
   if (!envconfig) return plainTarget(env);
   let loaded: ClientConnectConfig;
   try {
     loaded = envconfig.loadClientConnectConfig({ overrideEnvVars: setOnly(env) });
   } catch (error) {
-    throw new Error(`the Temporal connection settings (profile and TEMPORAL_* variables) are not usable: ${(error as Error).message}`);
+    throw new TemporalUnavailableError(
+      `the Temporal connection settings (profile and TEMPORAL_* variables) are not usable: ${(error as Error).message}`,
+      'settings',
+      { cause: error },
+    );
   }
   const { address, tls, apiKey, metadata } = loaded.connectionOptions;
   const connectionOptions = { address, tls, apiKey, metadata };
@@ -49,10 +78,11 @@ function plainTarget(env: NodeJS.ProcessEnv): TemporalTarget {
   const defaultFile = defaultConfigFile(env);
   if (defaultFile && existsSync(defaultFile)) needsEnvconfig.push(defaultFile);
   if (needsEnvconfig.length > 0) {
-    throw new Error(
+    throw new TemporalUnavailableError(
       `${needsEnvconfig.join(', ')} need @temporalio/envconfig, which is not installed: add it at your SDK's version ` +
         `(npm install @temporalio/envconfig@${clientVersion() ?? '<your @temporalio/client version>'}), or unset them and ` +
         `use TEMPORAL_ADDRESS and TEMPORAL_NAMESPACE alone (no TLS)`,
+      'settings',
     );
   }
   const connectionOptions = { address: env['TEMPORAL_ADDRESS'] || undefined };

@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CliError, EXIT } from './errors.js';
 
 const PACKAGE_NAME = 'temporal-idempotency';
 
@@ -14,7 +15,8 @@ export function packageVersion(): string {
   for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
     const manifest = readManifest(join(dir, 'package.json'));
     if (manifest?.name === PACKAGE_NAME && typeof manifest.version === 'string') return manifest.version;
-    if (dirname(dir) === dir) throw new Error(`No package.json of ${PACKAGE_NAME} above ${fileURLToPath(import.meta.url)}.`);
+    // A broken install, not a usage error: exit 1, as any unexpected failure.
+    if (dirname(dir) === dir) throw new CliError(`No package.json of ${PACKAGE_NAME} above ${fileURLToPath(import.meta.url)}.`, EXIT.failure);
   }
 }
 

@@ -14,6 +14,7 @@
  * Changing anything here changes keys, and old claims stop matching: bump
  * KEY_FORMAT_VERSION in key.ts and treat it as a breaking change.
  */
+import { types } from 'node:util';
 import { InvalidKeyInputError } from './errors.js';
 
 export type Canonical = null | boolean | number | string | Canonical[] | { [key: string]: Canonical };
@@ -290,9 +291,29 @@ function isArrayIndex(key: string): boolean {
   return Number.isInteger(number) && number <= MAX_ARRAY_INDEX && String(number) === key;
 }
 
+/**
+ * Plain by its prototype and by what it is: a typed array or a date whose prototype was swapped for
+ * a plain one keeps its internal data, which a record's own keys do not show (bytes [1] would be
+ * written as {"0":1}, a date as {}), so two different values would share a key.
+ */
 function isPlainObject(value: object): boolean {
   const prototype: unknown = Object.getPrototypeOf(value);
-  return prototype === null || prototype === Object.prototype;
+  return (prototype === null || prototype === Object.prototype) && !hasInternalData(value);
+}
+
+function hasInternalData(value: object): boolean {
+  return (
+    types.isArrayBufferView(value) ||
+    types.isAnyArrayBuffer(value) ||
+    types.isDate(value) ||
+    types.isMap(value) ||
+    types.isSet(value) ||
+    types.isBoxedPrimitive(value) ||
+    types.isRegExp(value) ||
+    types.isWeakMap(value) ||
+    types.isWeakSet(value) ||
+    types.isPromise(value)
+  );
 }
 
 function invalid(path: Path | string, reason: string): InvalidKeyInputError {

@@ -19,6 +19,7 @@ import type { KeyFormat } from '../key/index.js';
 import { pgText } from './pg-text.js';
 import { inTransaction } from './transaction.js';
 import { lockClaimAdmission } from './claim-admission-lock.js';
+import { batchSize as checkedBatchSize, horizonMs, optionalBoolean } from './operation-inputs.js';
 import { assertSchemaUsable } from './schema-version.js';
 import { RecordAuthentication } from './record-authentication.js';
 import type { TrustOptions } from './record-authentication.js';
@@ -52,6 +53,29 @@ export interface PruneSummary {
   readonly oldestFinishedAt: Date | null;
   readonly newestFinishedAt: Date | null;
   readonly byActivityType: Readonly<Record<string, number>>;
+}
+
+/** A workflow, as claims record it: its namespace and id (any run). */
+export interface WorkflowRef {
+  readonly namespace: string;
+  readonly workflowId: string;
+}
+
+/** A workflow whose completed claims are past a prune's horizon, and how many. */
+export interface PruneCandidateWorkflow extends WorkflowRef {
+  readonly claims: number;
+}
+
+/** Which completed claims a prune may delete, beside its horizon. */
+export interface PruneScope {
+  /**
+   * The instant the horizon counts back from (default: the database's now()). A caller that checks
+   * workflows before deleting passes one instant to both, so a claim that ages past the horizon in
+   * between is not deleted unchecked.
+   */
+  readonly asOf?: Date | undefined;
+  /** Claims of these workflows stay whatever their age: still running, or closed within the horizon. */
+  readonly keepWorkflows?: readonly WorkflowRef[] | undefined;
 }
 
 export interface LedgerFilter {
@@ -113,6 +137,7 @@ export interface KeyStatus {
 interface SigningPass {
   readonly signed: number;
   readonly rejected: string[];
+  readonly distrusted: string[];
   readonly unknownSigners: Record<string, number>;
   readonly unknownSignerKeys: string[];
 }
@@ -135,6 +160,8 @@ export interface ActivationReport {
   readonly signed: number;
   /** Keys whose MAC failed under every secret the CLI knows: left as they were, refused by the workers. */
   readonly rejected: readonly string[];
+  /** Keys of rows signed by a secret named compromised: left as they were, refused by the workers from now on. */
+  readonly distrusted: readonly string[];
 }
 
 export class ClaimOperations {
@@ -356,14 +383,58 @@ ORDER BY refused_at`,
   }
 
   /**
-   * SQL: no workflow may still need this record. A waiter that was never told of a decision (its
-   * signal failed), or told within the horizon, may still call again and must find the record.
+   * SQL: the completed claims past the horizon that nobody may still need. `$1` is the horizon in
+   * ms, `$2` the instant it counts back from (null: now()), `$3`/`$4` the namespaces and ids of
+   * workflows whose claims stay. A waiter that was never told of a decision (its signal failed), or
+   * told within the horizon, may still call again and must find the record.
    */
-  private noWaiterNeeds(claims: string): string {
-    return `NOT EXISTS (
-  SELECT 1 FROM ${this.waiters} AS waiter
-  WHERE waiter.key = ${claims}.key
-    AND (waiter.signalled_at IS NULL OR waiter.signalled_at >= now() - $1::float8 * interval '1 millisecond'))`;
+  private prunable(claims: string): string {
+    const cutoff = `(coalesce($2::timestamptz, now()) - $1::float8 * interval '1 millisecond')`;
+    return `${claims}.state = 'completed' AND ${claims}.finished_at < ${cutoff}
+  AND NOT EXISTS (
+    SELECT 1 FROM ${this.waiters} AS waiter
+    WHERE waiter.key = ${claims}.key AND (waiter.signalled_at IS NULL OR waiter.signalled_at >= ${cutoff}))
+  AND NOT EXISTS (
+    SELECT 1 FROM unnest($3::text[], $4::text[]) AS kept(namespace, workflow_id)
+    WHERE kept.namespace = ${claims}.namespace AND kept.workflow_id = ${claims}.workflow_id)`;
+  }
+
+  private prunableValues(olderThanMs: number, scope: PruneScope): unknown[] {
+    const kept = scope.keepWorkflows ?? [];
+    return [olderThanMs, scope.asOf ?? null, kept.map((ref) => ref.namespace), kept.map((ref) => ref.workflowId)];
+  }
+
+  /** The database's clock: the instant to measure a prune's horizon from (`PruneScope.asOf`). */
+  async databaseNow(): Promise<Date> {
+    await this.schemaReady();
+    const { rows } = await this.pool.query<{ now: Date }>('SELECT now() AS now');
+    return rows[0]!.now;
+  }
+
+  /** The namespaces completed claims were made in: whose retention decides how long they must stay. */
+  async completedClaimNamespaces(): Promise<string[]> {
+    await this.schemaReady();
+    const { rows } = await this.pool.query<{ namespace: string }>(
+      `SELECT DISTINCT namespace FROM ${this.claims} WHERE state = 'completed' ORDER BY namespace`,
+    );
+    return rows.map((row) => row.namespace);
+  }
+
+  /**
+   * The workflows whose completed claims `prune(olderThanMs, scope)` would delete, with how many
+   * each: for a caller to ask Temporal which of them may still need their records.
+   */
+  async *pruneCandidateWorkflows(olderThanMs: number, scope: PruneScope = {}, pageSize = 1_000): AsyncGenerator<PruneCandidateWorkflow[]> {
+    yield* this.cursorPages<PruneCandidateWorkflow>(
+      `
+SELECT namespace, workflow_id AS "workflowId", count(*)::integer AS claims
+FROM ${this.claims} AS claims
+WHERE claims.workflow_id IS NOT NULL AND ${this.prunable('claims')}
+GROUP BY namespace, workflow_id
+ORDER BY namespace, workflow_id`,
+      this.prunableValues(olderThanMs, scope),
+      pageSize,
+    );
   }
 
   /**
@@ -373,6 +444,8 @@ ORDER BY refused_at`,
    * outcome. Appends to the operator trail. Returns the entries.
    */
   async pruneLedger(olderThanMs: number, options: { reason?: string | undefined; dryRun?: boolean } = {}): Promise<number> {
+    horizonMs('olderThanMs', olderThanMs);
+    optionalBoolean('dryRun', options.dryRun);
     await this.schemaReady();
     const { rows } = await this.pool.query<{ pruned: string }>(
       `SELECT ${this.quotedSchema}.prune_ledger($1::float8 * interval '1 millisecond', $2, $3) AS pruned`,
@@ -381,18 +454,18 @@ ORDER BY refused_at`,
     return Number(rows[0]?.pruned ?? 0);
   }
 
-  /** What `prune(olderThanMs)` would delete: completed claims finished before the cutoff that nobody may still need. */
-  async pruneSummary(olderThanMs: number): Promise<PruneSummary> {
+  /** What `prune(olderThanMs, scope)` would delete: completed claims finished before the cutoff that nobody may still need. */
+  async pruneSummary(olderThanMs: number, scope: PruneScope = {}): Promise<PruneSummary> {
+    horizonMs('olderThanMs', olderThanMs);
     await this.schemaReady();
     const { rows } = await this.pool.query<{ activity_type: string; count: number; oldest: Date; newest: Date }>(
       `
 SELECT activity_type, count(*)::integer AS count, min(finished_at) AS oldest, max(finished_at) AS newest
 FROM ${this.claims} AS claims
-WHERE state = 'completed' AND finished_at < now() - $1::float8 * interval '1 millisecond'
-  AND ${this.noWaiterNeeds('claims')}
+WHERE ${this.prunable('claims')}
 GROUP BY activity_type
 ORDER BY activity_type`,
-      [olderThanMs],
+      this.prunableValues(olderThanMs, scope),
     );
     return {
       count: rows.reduce((sum, row) => sum + row.count, 0),
@@ -403,33 +476,33 @@ ORDER BY activity_type`,
   }
 
   /**
-   * Deletes completed claims finished before the cutoff; never one without an outcome, nor one a
-   * waiting workflow may still need. Returns how many.
+   * Deletes completed claims finished before the cutoff; never one without an outcome, one a
+   * waiting workflow may still need, nor one of `scope.keepWorkflows`. Returns how many.
    */
-  async prune(olderThanMs: number, options: { reason?: string | undefined } = {}): Promise<number> {
+  async prune(olderThanMs: number, options: PruneScope & { reason?: string | undefined } = {}): Promise<number> {
+    horizonMs('olderThanMs', olderThanMs);
     await this.schemaReady();
     return inTransaction(this.pool, async (client) => {
       const { rowCount } = await client.query(
         `
 DELETE FROM ${this.claims} AS claims
-WHERE state = 'completed' AND finished_at < now() - $1::float8 * interval '1 millisecond'
-  AND ${this.noWaiterNeeds('claims')}`,
-        [olderThanMs],
+WHERE ${this.prunable('claims')}`,
+        this.prunableValues(olderThanMs, options),
       );
       // Waiters told of a decision before the cutoff, whose key has no claim left, wait for nothing here.
       await client.query(
         `
 DELETE FROM ${this.waiters} AS waiter
-WHERE signalled_at < now() - $1::float8 * interval '1 millisecond'
+WHERE signalled_at < coalesce($2::timestamptz, now()) - $1::float8 * interval '1 millisecond'
   AND NOT EXISTS (SELECT 1 FROM ${this.claims} AS claim WHERE claim.key = waiter.key)`,
-        [olderThanMs],
+        [olderThanMs, options.asOf ?? null],
       );
       await this.recordAction(client, {
         action: 'prune',
         key: null,
         reason: options.reason,
         forced: false,
-        before: { olderThanMs },
+        before: { olderThanMs, asOf: options.asOf ?? null, keptWorkflows: options.keepWorkflows?.length ?? 0 },
         after: { pruned: rowCount ?? 0 },
       });
       return rowCount ?? 0;
@@ -573,8 +646,16 @@ FROM ${this.claims}`,
    * whose MAC fails is left as it is, and counted: it stays refused. Then, holding the lock every
    * claim takes, it signs what came meanwhile and switches the format, so no claim in the earlier
    * format can appear after it.
+   *
+   * After a leak, name the leaked secret(s) in `compromised`: rows they signed are not signed again
+   * (whoever holds a leaked secret can plant a row that authenticates under it, a receipt for a charge
+   * not yet made), and they are retired in the same transaction, so every such row is refused from
+   * the switch on, genuine ones too: a person checks them.
    */
-  async activateSecret(options: { reason?: string | undefined; batchSize?: number; force?: boolean } = {}): Promise<ActivationReport> {
+  async activateSecret(
+    options: { reason?: string | undefined; batchSize?: number; force?: boolean; compromised?: readonly string[] } = {},
+  ): Promise<ActivationReport> {
+    const batch = checkedBatchSize(options.batchSize, 500);
     await this.schemaReady();
     const secretId = this.authentication.signingSecretId;
     if (secretId === null) {
@@ -584,8 +665,15 @@ FROM ${this.claims}`,
     if ((await this.keyFormatInForce()).retiredSecretIds?.includes(secretId)) {
       throw new ClaimChangeRefusedError('retired', undefined, `Secret ${secretId} was retired (\`keys retire\`): it cannot be put in force again. Nothing was changed.`);
     }
-    if (!options.force) await this.assertWorkersHold(secretId);
-    const unlocked = await this.signRowsFor(this.pool, target, options.batchSize ?? 500);
+    const compromised = new Set(options.compromised ?? []);
+    for (const id of compromised) {
+      if (typeof id !== 'string' || id.trim() === '') throw new TypeError('compromised: expected secret ids, as `keys status` shows them.');
+      if (id === secretId) {
+        throw new ClaimChangeRefusedError('in-force', undefined, `Secret ${secretId} is the one being activated: it cannot be compromised too. Nothing was changed.`);
+      }
+    }
+    if (!options.force) await this.assertWorkersHold(secretId, (await this.keyFormatInForce()).secretId);
+    const unlocked = await this.signRowsFor(this.pool, target, batch, false, compromised);
     const strangers = Object.keys(unlocked.unknownSigners);
     if (strangers.length > 0 && !options.force) {
       throw new ClaimChangeRefusedError(
@@ -601,24 +689,27 @@ FROM ${this.claims}`,
       await lockClaimAdmission(client, this.schema);
       const before = await this.keyFormatInForce(client);
       // Claims wait on this lock: only what came since the full pass.
-      const locked = await this.signRowsFor(client, target, options.batchSize ?? 500, true);
+      const locked = await this.signRowsFor(client, target, batch, true, compromised);
       await client.query(
-        `UPDATE ${this.settings} SET key_format = 2, secret_id = $1, activated_at = now(), activated_by = session_user`,
-        [secretId],
+        `
+UPDATE ${this.settings} SET key_format = 2, secret_id = $1, activated_at = now(), activated_by = session_user,
+  retired_secret_ids = retired_secret_ids || ARRAY(SELECT id FROM unnest($2::text[]) AS id WHERE NOT (id = ANY (retired_secret_ids)))`,
+        [secretId, [...compromised]],
       );
       const report: ActivationReport = {
         before,
         inForce: target,
         signed: unlocked.signed + locked.signed,
         rejected: [...new Set([...unlocked.rejected, ...locked.rejected, ...unlocked.unknownSignerKeys, ...locked.unknownSignerKeys])],
+        distrusted: [...new Set([...unlocked.distrusted, ...locked.distrusted])],
       };
       await this.recordAction(client, {
         action: 'activate-secret',
         key: null,
         reason: options.reason,
         forced: false,
-        before: { keyFormat: before },
-        after: { keyFormat: target, signed: report.signed, rejected: report.rejected.length },
+        before: { keyFormat: before, retired: before.retiredSecretIds ?? [] },
+        after: { keyFormat: target, signed: report.signed, rejected: report.rejected.length, compromised: [...compromised], distrusted: report.distrusted.length },
       });
       return report;
     });
@@ -633,10 +724,12 @@ FROM ${this.claims}`,
     target: KeyFormatId,
     batchSize: number,
     pending = false,
+    compromised: ReadonlySet<string> = new Set(),
   ): Promise<SigningPass> {
     const current = await this.keyFormatInForce(client);
     let signed = 0;
     const rejected: string[] = [];
+    const distrusted: string[] = [];
     const unknownSigners: Record<string, number> = {};
     const unknownSignerKeys: string[] = [];
     for (let after = ''; ; ) {
@@ -649,9 +742,13 @@ ORDER BY key
 LIMIT $2`,
         [after, batchSize, pending, target.secretId],
       );
-      if (rows.length === 0) return { signed, rejected, unknownSigners, unknownSignerKeys };
+      if (rows.length === 0) return { signed, rejected, distrusted, unknownSigners, unknownSignerKeys };
       const toSign = { keys: [] as string[], before: [] as (string | null)[], macs: [] as string[] };
       for (const row of rows) {
+        if (row.secret_id !== null && compromised.has(row.secret_id)) {
+          distrusted.push(row.key);
+          continue;
+        }
         if (row.record_mac !== null && row.secret_id !== null && !this.authentication.secret(row.secret_id)) {
           unknownSigners[row.secret_id] = (unknownSigners[row.secret_id] ?? 0) + 1;
           unknownSignerKeys.push(row.key);
@@ -681,22 +778,28 @@ WHERE claim.key = signed.key AND claim.record_mac IS NOT DISTINCT FROM signed.be
 
   /**
    * A worker seen claiming lately (the worker registry) that does not hold `secretId` could claim
-   * nothing once it is in force: refuse, naming them.
+   * nothing once it is in force; one that does not hold the secret in force now (`current`) could not
+   * find the claims keyed with it, and would call again what they recorded. Refuse, naming them.
    */
-  private async assertWorkersHold(secretId: string): Promise<void> {
+  private async assertWorkersHold(secretId: string, current: string | null): Promise<void> {
     const { rows } = await this.pool.query<{ identity: string }>(
-      `SELECT identity FROM ${this.workers} WHERE seen_at > now() - $2::float8 * interval '1 millisecond' AND NOT ($1 = ANY (secret_ids)) ORDER BY seen_at DESC`,
-      [secretId, RECENT_WORKER_MS],
+      `SELECT identity FROM ${this.workers}
+WHERE seen_at > now() - $2::float8 * interval '1 millisecond'
+  AND (NOT ($1 = ANY (secret_ids)) OR ($3::text IS NOT NULL AND NOT ($3 = ANY (secret_ids))))
+ORDER BY seen_at DESC`,
+      [secretId, RECENT_WORKER_MS, current],
     );
     if (rows.length === 0) return;
     const named = rows.slice(0, 5).map((row) => row.identity);
+    const needed = current === null || current === secretId ? `secret ${secretId}` : `both secret ${secretId} and secret ${current} (in force now)`;
     throw new ClaimChangeRefusedError(
       'workers-lack-secret',
       undefined,
-      `${rows.length} worker(s) seen claiming in the last ${RECENT_WORKER_MS / 60_000} minutes do not hold secret ${secretId} ` +
-        `(${named.join(', ')}${rows.length > named.length ? ', …' : ''}): once it is in force they could claim nothing. Roll the ` +
-        `secret out to every worker first (secret, with the one it replaces in previousSecrets). The format in force was not ` +
-        `changed (--force if those workers are gone).`,
+      `${rows.length} worker(s) seen claiming in the last ${RECENT_WORKER_MS / 60_000} minutes do not hold ${needed} ` +
+        `(${named.join(', ')}${rows.length > named.length ? ', …' : ''}): once it is in force they could claim nothing, or ` +
+        `could not find the claims keyed with the secret it replaces and would call again. Roll the secret out to every ` +
+        `worker first (secret, with the one it replaces in previousSecrets). The format in force was not changed (--force ` +
+        `if those workers are gone).`,
     );
   }
 
@@ -708,6 +811,7 @@ WHERE claim.key = signed.key AND claim.record_mac IS NOT DISTINCT FROM signed.be
    * activation can still be running (they sign their outcome with the secret they began under).
    */
   async retireSecret(secretId: string, options: { reason?: string | undefined; batchSize?: number } = {}): Promise<RetirementReport> {
+    const batch = checkedBatchSize(options.batchSize, 500);
     const inForce = await this.keyFormatInForce();
     if (inForce.secretId === secretId) {
       throw new ClaimChangeRefusedError('in-force', undefined, `Secret ${secretId} is the one in force: activate its successor first. Nothing was changed.`);
@@ -718,10 +822,10 @@ WHERE claim.key = signed.key AND claim.record_mac IS NOT DISTINCT FROM signed.be
     if (!this.authentication.secret(secretId)) {
       throw new SecretRequiredError(`Give the CLI secret ${secretId} in previousSecrets: its rows are checked before they are signed again.`);
     }
-    const unlocked = await this.signRowsFor(this.pool, inForce, options.batchSize ?? 500, true);
+    const unlocked = await this.signRowsFor(this.pool, inForce, batch, true);
     return inTransaction(this.pool, async (client) => {
       await lockClaimAdmission(client, this.schema);
-      const locked = await this.signRowsFor(client, inForce, options.batchSize ?? 500, true);
+      const locked = await this.signRowsFor(client, inForce, batch, true);
       await client.query(
         `UPDATE ${this.settings} SET retired_secret_ids = array_append(retired_secret_ids, $1) WHERE NOT ($1 = ANY (retired_secret_ids))`,
         [secretId],

@@ -24,11 +24,13 @@ const RELAXED_COMMIT = `(SELECT set_config('synchronous_commit', 'off', true)) A
 
 export interface ClaimStatements {
   readonly claim: string;
-  readonly undoClaim: string;
+  readonly claimBatch: string;
+  readonly undoClaims: string;
   readonly get: string;
   readonly getFirst: string;
   readonly keyFormatInForce: string;
   readonly complete: string;
+  readonly completeBatch: string;
   readonly release: string;
   readonly markUnknown: string;
   readonly renew: string;
@@ -64,10 +66,32 @@ FROM ${DURABLE_COMMIT}
 ON CONFLICT (key) DO NOTHING
 ${CLAIM_RETURNING}`,
 
-    // Takes back a claim whose insert may have committed though the caller was told it failed.
-    undoClaim: `
-DELETE FROM ${table}
-WHERE key = $1 AND token = $2 AND state = 'claimed'`,
+    // The claim statement for many requests at once: the same columns and parameters, each an array ($11 lease ms
+    // and $12 deadline ms too; $16, the schema version, is this worker's). Inserted in key order, so two batches
+    // with keys in common wait for each other in one order and cannot deadlock. Returns the claims it inserted.
+    claimBatch: `
+INSERT INTO ${table}
+  (key, state, token, fingerprint, namespace, activity_type, workflow_id, run_id, activity_id, attempt, claimed_by,
+   lease_expires_at, deadline_at, record_mac, key_format, secret_id, worker_schema, call_arguments)
+SELECT request.key, 'claimed', request.token, request.fingerprint, request.namespace, request.activity_type, request.workflow_id,
+  request.run_id, request.activity_id, request.attempt, request.claimed_by,
+  now() + request.lease_ms * interval '1 millisecond', now() + request.deadline_ms * interval '1 millisecond', request.record_mac,
+  request.key_format, request.secret_id, $16::integer, request.call_arguments
+FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::integer[],
+  $10::text[], $11::float8[], $12::float8[], $13::text[], $14::smallint[], $15::text[], $17::jsonb[])
+  AS request (key, token, fingerprint, namespace, activity_type, workflow_id, run_id, activity_id, attempt, claimed_by,
+    lease_ms, deadline_ms, record_mac, key_format, secret_id, call_arguments),
+  ${DURABLE_COMMIT}
+ORDER BY request.key
+ON CONFLICT (key) DO NOTHING
+${CLAIM_RETURNING}`,
+
+    // Takes back claims whose insert may have committed though their callers were told it failed ($1 keys, $2 tokens).
+    undoClaims: `
+DELETE FROM ${table} AS claim
+USING unnest($1::text[], $2::uuid[]) AS undone (key, token)
+WHERE claim.key = undone.key AND claim.token = undone.token AND claim.state = 'claimed'
+RETURNING claim.token`,
 
     get: `
 SELECT ${READ}
@@ -94,6 +118,28 @@ SET state = 'completed', result_payload = $4, finished_at = now(), record_mac = 
 WHERE key = $1 AND token = $2 AND state = 'claimed'
 RETURNING key, awaited`, synchronous),
 
+    // Many callers' records at once ($1 keys, $2 tokens, $3 results, $4 MACs, $5 secret ids; $6 the channel). Their
+    // rows are locked in key order first, as the lease renewal locks its own, so neither can deadlock the other.
+    // Returns the tokens it settled.
+    completeBatch: `
+WITH settling AS (
+  SELECT held.key, held.token, held.result, held.record_mac, held.secret_id
+  FROM unnest($1::text[], $2::uuid[], $3::jsonb[], $4::text[], $5::text[]) AS held (key, token, result, record_mac, secret_id)
+  JOIN ${table} AS claim ON claim.key = held.key AND claim.token = held.token
+  WHERE claim.state = 'claimed'
+  ORDER BY claim.key
+  FOR UPDATE OF claim
+), settled AS (
+  UPDATE ${table} AS claim
+  SET state = 'completed', result_payload = settling.result, finished_at = now(), record_mac = settling.record_mac,
+    secret_id = settling.secret_id
+  FROM settling
+  WHERE claim.key = settling.key AND claim.token = settling.token AND claim.state = 'claimed'
+  RETURNING claim.key, claim.token, claim.awaited
+)
+SELECT settled.token, CASE WHEN settled.awaited THEN pg_notify($6, settled.key) END AS notified
+FROM settled, ${synchronous ? DURABLE_COMMIT : RELAXED_COMMIT}`,
+
     release: settling(`
 DELETE FROM ${table}
 WHERE key = $1 AND token = $2 AND state = 'claimed'
@@ -106,11 +152,20 @@ SET state = 'unknown', outcome_note = $4, outcome_detail = $7, finished_at = now
 WHERE key = $1 AND token = $2 AND state = 'claimed'
 RETURNING key, awaited`, synchronous),
 
+    // Locks its rows in key order first, as a batch of records does, so the two cannot deadlock.
     renew: `
+WITH renewing AS (
+  SELECT claim.key, claim.token
+  FROM unnest($1::text[], $2::uuid[]) AS held (key, token)
+  JOIN ${table} AS claim ON claim.key = held.key AND claim.token = held.token
+  WHERE claim.state = 'claimed'
+  ORDER BY claim.key
+  FOR UPDATE OF claim
+)
 UPDATE ${table} AS claim
 SET lease_expires_at = now() + $3::float8 * interval '1 millisecond'
-FROM unnest($1::text[], $2::uuid[]) AS held (key, token)
-WHERE claim.key = held.key AND claim.token = held.token AND claim.state = 'claimed'
+FROM renewing
+WHERE claim.key = renewing.key AND claim.token = renewing.token AND claim.state = 'claimed'
 RETURNING claim.token`,
 
     markAwaited: `

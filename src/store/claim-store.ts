@@ -133,8 +133,9 @@ export interface ClaimStore {
   /**
    * How keys and fingerprints are hashed now (the format in force, and earlier ones to look up);
    * absent means format 1 only. Rejects when this worker cannot derive keys in the format in force.
+   * `claimedBy`, the worker asking, is noted for `keys activate` even then (it holds other secrets).
    */
-  keyFormats?(): Promise<KeyFormats>;
+  keyFormats?(claimedBy?: string): Promise<KeyFormats>;
   /**
    * Inserts a claim, durably, with a lease of `leaseMs`, unless one exists for the key or one of its
    * previous keys; returns whichever claim now holds it. Rejects with `KeyFormatChangedError` when

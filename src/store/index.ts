@@ -1,26 +1,15 @@
 /** The claim store: the interface the interceptor needs, and its Postgres implementation. */
-export type {
-  Authenticity,
-  BeginResult,
-  Claim,
-  ClaimRequest,
-  ClaimState,
-  ClaimStore,
-  ClaimWatch,
-  HeldClaim,
-  KeyFormatId,
-  PreviousKey,
-  KeyFormats,
-  OutcomeNote,
-  Waiter,
-} from './claim-store.js';
+// Every type of the interface, as it is: a new one there is exported here without a second list to keep.
+export type * from './claim-store.js';
 export { KeyFormatUnavailableError, RecordAuthentication } from './record-authentication.js';
 export { KeyFormatChangedError } from './key-format-changed.js';
+export { ClaimContendedError } from './claim-contended.js';
 export type { PreviousSecret, TrustOptions } from './record-authentication.js';
 export type { StoreLogger } from './store-logger.js';
 export { setDefaultStoreLogger } from './store-logger.js';
 export { DEFAULT_SCHEMA, InvalidIdentifierError, outcomeChannel } from './identifiers.js';
 export { migrate } from './migrate.js';
+export { setStatementTimeout } from './session-settings.js';
 export { grantScript, grantStatements } from './roles.js';
 export type { StoreRoles } from './roles.js';
 export { SchemaNotMigratedError, SchemaTooNewError } from './schema-version.js';
@@ -41,7 +30,10 @@ export type {
   LedgerFilter,
   ListFilter,
   OperatorAction,
+  PruneCandidateWorkflow,
+  PruneScope,
   PruneSummary,
+  WorkflowRef,
 } from './claim-operations.js';
 export { ClaimChangeRefusedError, ClaimNotFoundError } from './operator-errors.js';
 export type { ChangeRefusal } from './operator-errors.js';

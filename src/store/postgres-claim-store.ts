@@ -17,9 +17,11 @@ import type {
   OutcomeNote,
   Waiter,
 } from './claim-store.js';
-import { RecordAuthentication } from './record-authentication.js';
+import { KeyFormatUnavailableError, RecordAuthentication } from './record-authentication.js';
 import type { RecordSignature, SignedFields, TrustOptions } from './record-authentication.js';
 import { KeyFormatChangedError } from './key-format-changed.js';
+import { ClaimContendedError } from './claim-contended.js';
+import { ClaimUndo } from './claim-undo.js';
 import { ClaimListener } from './claim-listener.js';
 import type { AuditLedger } from './audit-ledger.js';
 import { PostgresAuditLedger } from './postgres-audit-ledger.js';
@@ -30,13 +32,15 @@ import { payloadToJson } from './payload-json.js';
 import { inForceOf, toClaim } from './claim-row.js';
 import type { ClaimRow } from './claim-row.js';
 import { claimStatements } from './claim-statements.js';
+import { NaturalBatch, settle } from './natural-batch.js';
+import type { Settled } from './natural-batch.js';
+import type { PayloadJson } from './payload-json.js';
 import type { ClaimStatements } from './claim-statements.js';
 import { checkDurability } from './durability.js';
 import { pgText } from './pg-text.js';
 import { defaultStoreLogger } from './store-logger.js';
 import type { StoreLogger } from './store-logger.js';
 import { sha256Hex } from '../key/index.js';
-import { retryFor } from '../bounded-retry.js';
 
 export interface PostgresClaimStoreOptions extends TrustOptions {
   /**
@@ -61,9 +65,42 @@ export interface PostgresClaimStoreOptions extends TrustOptions {
    * the vendor); it never lets a call run twice.
    */
   readonly synchronousRecords?: boolean;
+  /**
+   * Claims (and records) that arrive while an earlier one is still in flight go out together, in one
+   * statement and one commit, as soon as a statement returns; one that finds a statement free goes at
+   * once, alone. Default true. False sends each in a statement of its own.
+   */
+  readonly batchStatements?: boolean;
+}
+
+/** A claim to insert, with its lease. */
+interface PendingClaim {
+  readonly request: ClaimRequest;
+  readonly leaseMs: number;
+}
+
+/** A result to record, signed. */
+interface PendingRecord {
+  readonly claim: Claim;
+  readonly result: PayloadJson;
+  readonly mac: string | null;
+  readonly secretId: string | null;
 }
 
 const BEGIN_ATTEMPTS = 3;
+/**
+ * Claim (and record) statements in flight at once, each carrying whatever arrived meanwhile: one, so
+ * that under load a commit carries many claims instead of each its own (measured in `npm run bench`:
+ * 1.15 statements per activity at 50 in flight, against 1.45 with two in flight and 2 unbatched).
+ */
+const STATEMENTS_IN_FLIGHT = 1;
+/**
+ * A statement in flight this long (ten times the p99 of a loaded 2-core server) no longer holds the
+ * next one back: one stuck on a half-open connection delays later claims once, not until it dies.
+ */
+const STALLED_STATEMENT_MS = 500;
+/** The most claims (or records) one statement carries. */
+const MAX_BATCH = 100;
 /** How often a claiming worker notes itself in the worker registry (migration 10). */
 const WORKER_NOTE_INTERVAL_MS = 60_000;
 /** SQLSTATE of the trigger that refuses a claim keyed in a format that is not in force (migration 7). */
@@ -93,10 +130,20 @@ export class PostgresClaimStore implements ClaimStore {
   private inForce: KeyFormatId = { version: 1, secretId: null };
   /** When each identity claiming through this store was last noted in the worker registry. */
   private readonly workerNotedAt = new Map<string, number>();
+  private warnedUnprotected = false;
+  private readonly claims: NaturalBatch<PendingClaim, Claim | null>;
+  private readonly records: NaturalBatch<PendingRecord, boolean>;
+  private readonly undo: ClaimUndo;
 
   constructor(options: PostgresClaimStoreOptions) {
     if (options?.pool == null || typeof options.pool.query !== 'function') {
       throw new TypeError('PostgresClaimStore needs { pool }: a pg.Pool connected to the database migrate() prepared.');
+    }
+    for (const option of ['synchronousRecords', 'preparedStatements', 'batchStatements'] as const) {
+      // By truthiness, 'false' from an environment variable would mean true.
+      if (options[option] !== undefined && typeof options[option] !== 'boolean') {
+        throw new TypeError(`PostgresClaimStore option ${option} must be true or false, got ${JSON.stringify(options[option]) ?? typeof options[option]}.`);
+      }
     }
     this.pool = options.pool;
     this.schema = options.schema ?? DEFAULT_SCHEMA;
@@ -112,12 +159,38 @@ export class PostgresClaimStore implements ClaimStore {
     const statementSet = `${this.schema}/${options.synchronousRecords ? 'synchronous' : 'relaxed'}-records`;
     this.statementPrefix = options.preparedStatements === false ? null : `ti_${sha256Hex(statementSet).slice(0, 12)}`;
     this.guardPool();
+    const batching = {
+      maxInFlight: options.batchStatements === false ? Number.POSITIVE_INFINITY : STATEMENTS_IN_FLIGHT,
+      maxBatch: options.batchStatements === false ? 1 : MAX_BATCH,
+      stalledAfterMs: STALLED_STATEMENT_MS,
+    };
+    this.claims = new NaturalBatch({ ...batching, send: (pending) => this.insertClaims(pending) });
+    this.records = new NaturalBatch({ ...batching, send: (pending) => this.recordResults(pending) });
+    this.undo = new ClaimUndo(async (keys, tokens) => {
+      const { rows } = await this.pool.query<{ token: string }>(this.statements.undoClaims, [keys, tokens]);
+      return rows.map((row) => row.token);
+    }, this.logger);
   }
 
   /** How keys are derived now: in the format in force (read from the store), and earlier ones to look up. */
-  async keyFormats(): Promise<KeyFormats> {
+  async keyFormats(claimedBy?: string): Promise<KeyFormats> {
     await this.checkOnce();
-    return this.authentication.keyFormats(this.inForce);
+    try {
+      return this.authentication.keyFormats(this.inForce);
+    } catch (error) {
+      if (!(error instanceof KeyFormatUnavailableError)) throw error;
+      // Read again: only a claim would, and without a key this worker gets to none. The format may have
+      // moved since to a secret it holds (an activation after it started).
+      await this.readKeyFormat();
+      try {
+        return this.authentication.keyFormats(this.inForce);
+      } catch (stillUnavailable) {
+        // On record with the secrets it holds, so `keys activate` sees a worker that could not find
+        // claims keyed with the secret in force, though it never got to claim.
+        if (claimedBy !== undefined) await this.noteWorker(claimedBy);
+        throw stillUnavailable;
+      }
+    }
   }
 
   async begin(request: ClaimRequest, leaseMs: number): Promise<BeginResult> {
@@ -129,13 +202,13 @@ export class PostgresClaimStore implements ClaimStore {
     if (earlier) return { won: false, claim: earlier };
     // A claim can be released between our failed insert and our read; then we simply try again.
     for (let attempt = 1; attempt <= BEGIN_ATTEMPTS; attempt++) {
-      const inserted = await this.insertOrUndo(request, leaseMs);
+      const inserted = await this.claims.submit({ request, leaseMs });
       if (inserted) return { won: true, claim: inserted };
       // A separate statement, not a CTE: only a new snapshot sees a row a concurrent caller just committed.
       const existing = await this.get(request.key);
       if (existing) return { won: false, claim: existing };
     }
-    throw new Error(`Key ${request.key} was claimed and released ${BEGIN_ATTEMPTS} times while we tried to claim it.`);
+    throw new ClaimContendedError(request.key, BEGIN_ATTEMPTS);
   }
 
   async get(key: string): Promise<Claim | null> {
@@ -156,7 +229,7 @@ export class PostgresClaimStore implements ClaimStore {
   async complete(claim: Claim, result: Payload): Promise<boolean> {
     const json = payloadToJson(result);
     const { mac, secretId } = this.sign({ ...claim, state: 'completed', result: json, outcomeNote: claim.outcomeNote, outcomeDetail: null });
-    return this.settle('complete', this.statements.complete, [claim.key, claim.token, this.channel, json, mac, secretId]);
+    return this.records.submit({ claim, result: json, mac, secretId });
   }
 
   async release(claim: Claim): Promise<boolean> {
@@ -244,7 +317,86 @@ export class PostgresClaimStore implements ClaimStore {
 
   /** Closes the store's own LISTEN connection (the pool stays the caller's). */
   async close(): Promise<void> {
-    await this.listener.stop();
+    await Promise.all([this.listener.stop(), this.undo.stop()]);
+  }
+
+  /**
+   * Inserts the claims in one statement. What it could not insert was claimed already (the caller reads
+   * who holds it). Refused by Postgres (an error that rolled it back: nothing was inserted), each is
+   * tried alone, so one request's error stays its own; lost in flight, it may have committed, so each
+   * claim is undone by its token, as one alone would be.
+   */
+  private async insertClaims(pending: readonly PendingClaim[]): Promise<Settled<Claim | null>[]> {
+    if (pending.length === 1) return [await settle(this.insertOrUndo(pending[0]!.request, pending[0]!.leaseMs))];
+    const signed = pending.map(({ request, leaseMs }) => {
+      const token = randomUUID();
+      const signature = this.sign({ ...request, state: 'claimed', token, result: null, outcomeNote: null, outcomeDetail: null });
+      return { request, leaseMs, token, ...signature };
+    });
+    const column = <T>(pick: (claim: (typeof signed)[number]) => T) => signed.map(pick);
+    let rows: ClaimRow[];
+    try {
+      ({ rows } = await this.query<ClaimRow>('claim_batch', this.statements.claimBatch, [
+        column(({ request }) => request.key),
+        column(({ token }) => token),
+        column(({ request }) => request.fingerprint),
+        column(({ request }) => request.namespace),
+        column(({ request }) => request.activityType),
+        column(({ request }) => request.workflowId),
+        column(({ request }) => request.runId),
+        column(({ request }) => request.activityId),
+        column(({ request }) => request.attempt),
+        column(({ request }) => request.claimedBy),
+        column(({ leaseMs }) => leaseMs),
+        column(({ request }) => request.deadlineMs),
+        column(({ mac }) => mac),
+        column(({ request }) => request.keyFormat.version),
+        column(({ request, secretId }) => secretIdOf(request, secretId)),
+        LATEST_MIGRATION,
+        column(({ request }) => (request.arguments ? payloadToJson(request.arguments) : null)),
+      ]));
+    } catch (error) {
+      if (rolledBack(error)) return Promise.all(pending.map(({ request, leaseMs }) => settle(this.insertOrUndo(request, leaseMs))));
+      for (const { request, token, leaseMs } of signed) this.undo.add(request.key, token, leaseMs * 2);
+      return pending.map(() => ({ ok: false, error }));
+    }
+    const byToken = new Map(rows.map((row) => [row.token, row]));
+    return Promise.all(
+      signed.map(async ({ request, token, leaseMs }) => {
+        const row = byToken.get(token);
+        const read = await settle(row ? this.claimOf(row) : Promise.resolve(null));
+        // Inserted, but its caller is told it failed (it will not call): the claim goes, as one alone would.
+        if (!read.ok) this.undo.add(request.key, token, leaseMs * 2);
+        return read;
+      }),
+    );
+  }
+
+  /**
+   * Records the results in one statement: true for each claim still the caller's. Refused by Postgres,
+   * each is recorded alone (one bad row does not fail its neighbours); lost in flight, each caller is
+   * told so and tries again, as it would alone.
+   */
+  private async recordResults(pending: readonly PendingRecord[]): Promise<Settled<boolean>[]> {
+    const alone = ({ claim, result, mac, secretId }: PendingRecord) =>
+      settle(this.settle('complete', this.statements.complete, [claim.key, claim.token, this.channel, result, mac, secretId]));
+    if (pending.length === 1) return [await alone(pending[0]!)];
+    let rows: { token: string }[];
+    try {
+      ({ rows } = await this.query<{ token: string }>('complete_batch', this.statements.completeBatch, [
+        pending.map(({ claim }) => claim.key),
+        pending.map(({ claim }) => claim.token),
+        pending.map(({ result }) => result),
+        pending.map(({ mac }) => mac),
+        pending.map(({ secretId }) => secretId),
+        this.channel,
+      ]));
+    } catch (error) {
+      if (rolledBack(error)) return Promise.all(pending.map(alone));
+      return pending.map(() => ({ ok: false, error }));
+    }
+    const settled = new Set(rows.map((row) => row.token));
+    return pending.map(({ claim }) => ({ ok: true, value: settled.has(claim.token) }));
   }
 
   /** Runs a statement that settles the caller's own claim and, if someone waits for it, wakes them. */
@@ -288,17 +440,11 @@ export class PostgresClaimStore implements ClaimStore {
       }
       // Nothing was inserted, and nothing will be until this worker is upgraded.
       if (sqlStateOf(error) === WORKER_TOO_OLD) return this.failedAdmission(error);
-      // Postgres may be restarting: keep trying in the background, for as long as the lease would keep
-      // a retry waiting, so that retry finds the key free instead of a claim it must refuse.
-      void retryFor(leaseMs * 2, () => this.pool.query(this.statements.undoClaim, [request.key, token])).catch((undoError: unknown) =>
-        this.logger.warn('Idempotency: could not undo a claim whose insert may have committed; a retry will find it and refuse', {
-          idempotencyKey: request.key,
-          error: undoError instanceof Error ? undoError.message : String(undoError),
-        }),
-      );
+      this.undo.add(request.key, token, leaseMs * 2);
       throw error;
     }
   }
+
 
   private async insertClaim(request: ClaimRequest, token: string, leaseMs: number): Promise<Claim | null> {
     const { mac, secretId } = this.sign({ ...request, state: 'claimed', token, result: null, outcomeNote: null, outcomeDetail: null });
@@ -317,8 +463,7 @@ export class PostgresClaimStore implements ClaimStore {
       request.deadlineMs,
       mac,
       request.keyFormat.version,
-      // The row carries the id of the secret that signed it; a format-2 key must be keyed by the one in force.
-      request.keyFormat.version === 2 ? request.keyFormat.secretId : secretId,
+      secretIdOf(request, secretId),
       LATEST_MIGRATION,
       request.arguments ? payloadToJson(request.arguments) : null,
     ]);
@@ -393,6 +538,23 @@ export class PostgresClaimStore implements ClaimStore {
     const { rows } = await this.pool.query<{ key_format: 1 | 2; secret_id: string | null }>(this.statements.keyFormatInForce);
     const row = rows[0];
     if (row) this.inForce = { version: row.key_format, secretId: row.secret_id };
+    this.warnIfUnprotected();
+  }
+
+  /**
+   * Given a secret, a worker signs what it writes, but before `keys activate` puts a secret in force
+   * it must still obey unsigned rows (those of workers without one, and any a writer forges): said
+   * once per store, so nobody believes the records are checked while they are not.
+   */
+  private warnIfUnprotected(): void {
+    if (this.warnedUnprotected || !this.authentication.hasSecret || this.inForce.version !== 1) return;
+    this.warnedUnprotected = true;
+    this.logger.warn(
+      `Idempotency: this worker was given a secret, but no secret is in force in schema ${this.schema}: until one is, ` +
+        'records are not authenticated (an unsigned row, forged or not, is obeyed) and keys are unkeyed sha256. ' +
+        'Once every worker has the secret, run `temporal-idempotency keys activate`.',
+      { schema: this.schema },
+    );
   }
 
   /**
@@ -407,6 +569,34 @@ export class PostgresClaimStore implements ClaimStore {
       this.logger.warn('Idempotency: an idle Postgres connection failed; the pool replaces it', { error: error.message }),
     );
   }
+}
+
+/** The row carries the id of the secret that signed it; a format-2 key must be keyed by the one in force. */
+function secretIdOf(request: ClaimRequest, signedBy: string | null): string | null {
+  return request.keyFormat.version === 2 ? request.keyFormat.secretId : signedBy;
+}
+
+/**
+ * SQLSTATE classes that end a backend or its connection (connection exception, insufficient resources,
+ * operator intervention such as a shutdown or pg_terminate_backend, system and internal errors): the
+ * statement may have committed before the backend went.
+ */
+const BACKEND_LOST_CLASSES = new Set(['08', '53', '57', '58', 'XX']);
+/** "Statement completion unknown": the server itself cannot say whether it committed (distributed SQL sends it). */
+const COMPLETION_UNKNOWN = '40003';
+
+/**
+ * Whether Postgres answered the statement with an error that rolled its transaction back, so nothing it
+ * did was committed: an SQLSTATE from the server, and not one that ends the backend (by class, since a
+ * server may report its severity in another language). A lost connection, a client-side timeout, or a
+ * backend ended mid-statement (perhaps after its commit) leaves that unknown.
+ */
+function rolledBack(error: unknown): boolean {
+  const code = sqlStateOf(error);
+  const severity = (error as { severity?: unknown } | null)?.severity;
+  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code) || typeof severity !== 'string') return false;
+  if (code === COMPLETION_UNKNOWN || severity === 'FATAL' || severity === 'PANIC') return false;
+  return !BACKEND_LOST_CLASSES.has(code.slice(0, 2));
 }
 
 /** The store's trigger refused a claim keyed in a format that is no longer in force. */

@@ -11,18 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Payload } from '@temporalio/common';
-import type {
-  BeginResult,
-  Claim,
-  ClaimRequest,
-  ClaimState,
-  ClaimStore,
-  ClaimWatch,
-  HeldClaim,
-  KeyFormatId,
-  OutcomeNote,
-  Waiter,
-} from '../store/claim-store.js';
+import type { BeginResult, Claim, ClaimRequest, ClaimState, ClaimStore, ClaimWatch, HeldClaim, KeyFormatId, OutcomeNote, Waiter } from '../store/claim-store.js';
 import { KeyFormatChangedError } from '../store/key-format-changed.js';
 import { ClaimNotFoundError } from '../store/operator-errors.js';
 import { payloadFromJson, payloadToJson } from '../store/payload-json.js';

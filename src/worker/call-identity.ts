@@ -10,8 +10,8 @@ import { InvalidKeyInputError, callKeysOf, canonicalize, deriveCustomKey, scopeM
 import type { CallKeys, KeyFormat } from '../key/index.js';
 import { randomUUID } from 'node:crypto';
 import type { ClaimRequest, KeyFormats, LedgerCall } from '../store/index.js';
-import { RESUME_KEY_HEADER, isResumeKey } from '../call-headers.js';
-import type { ResumeKey } from '../call-headers.js';
+import { RESUMABLE_EARLIER_HEADER, RESUME_KEY_HEADER, isResumableEarlier, isResumeKey } from '../call-headers.js';
+import type { ResumeKey, ResumeMatch } from '../call-headers.js';
 import { IdempotencyConfigError } from './errors.js';
 import type { ResolvedActivitySettings } from './options.js';
 
@@ -24,10 +24,15 @@ export const ATTEMPT_DEADLINE_GRACE_MS = 30_000;
 
 export interface CallIdentity {
   readonly request: ClaimRequest;
-  /** The key came from a refused call that `resumable()` calls again after an operator's decision. */
-  readonly resumed: boolean;
+  /**
+   * Made by `resumable()` on a pass after an operator's decision: `same` in the refused call's place
+   * (the refused key is looked up first, and its record must hold this call's arguments), `other` elsewhere.
+   */
+  readonly resumed: ResumeMatch | undefined;
   /** The canonical text of the semantic arguments: what the fingerprint hashes. */
   readonly argsText: string;
+  /** This call's fingerprint in every key format the deployment uses: a record made in any of them with these arguments has one. */
+  readonly fingerprints: readonly string[];
 }
 
 export function callIdentityFor(
@@ -39,7 +44,8 @@ export function callIdentityFor(
   formats: KeyFormats,
 ): CallIdentity {
   const resume = resumeKeyFor(info, headers);
-  if (!resume && info.isLocal && settings.scope === 'call' && !settings.key) {
+  const inRefusedPlace = resume?.match === 'same';
+  if (!inRefusedPlace && info.isLocal && settings.scope === 'call' && !settings.key) {
     throw new IdempotencyConfigError(
       `activities.${info.activityType}.scope`,
       `'call' scope cannot key the local activity ${info.activityType}: when its retry backoff exceeds ` +
@@ -47,15 +53,24 @@ export function callIdentityFor(
         `and run again. Use 'run' or 'workflow' scope for it, or run it as a regular activity.`,
     );
   }
+  if (resume?.match === 'other' && settings.scope === 'call' && !settings.key) {
+    throw new IdempotencyConfigError(
+      `activities.${info.activityType}.scope`,
+      `'call' scope keys ${info.activityType} on its activity id, which is new each time resumable() calls its ` +
+        `closure again after an operator's decision: a ${info.activityType} made on an earlier pass would run again ` +
+        `under a new key. Refused instead. Give each call-scoped activity its own resumable(), or use 'workflow' ` +
+        `scope or a key() for it.`,
+    );
+  }
   const semanticArgs = settings.keyArgs ? semanticArgsFrom(settings.keyArgs, args) : args;
   const argsText = canonicalize(semanticArgs, 'args');
   // Keys in every format the deployment uses, so a claim made before it moved to its current one is found.
   const [primary, ...previous] = keysInEveryFormat(info, args, argsText, settings, formats);
-  if (resume) {
+  if (inRefusedPlace) {
     // A resumed call is the refused one: the refused key's record decides, so it is looked up first. Released,
     // the call is claimed like any other, under its key in the format in force, so a run of the same action
     // under that key (after a keys activate, say) is found, and a later call finds this one's record.
-    const refused = [primary!, ...previous].find((keys) => keys.key === resume.key) ?? { ...primary!, key: resume.key };
+    const refused = [primary!, ...previous].find((keys) => keys.key === resume!.key) ?? { ...primary!, key: resume!.key };
     previous.unshift(refused);
   }
   const request: ClaimRequest = {
@@ -66,7 +81,44 @@ export function callIdentityFor(
     previousKeys: uniqueKeys(previous, primary!.key),
     deadlineMs: info.startToCloseTimeoutMs > 0 ? info.startToCloseTimeoutMs + ATTEMPT_DEADLINE_GRACE_MS : null,
   };
-  return { request, resumed: resume !== undefined, argsText };
+  const fingerprints = [primary!, ...previous].map((keys) => keys.fingerprint);
+  return { request, resumed: resume?.match, argsText, fingerprints };
+}
+
+/**
+ * Inside one `resumable()`, a `call`-scoped write beside other writes would run again under a new key
+ * on the pass after an operator's decision (each call there gets a new activity id). Refused on the
+ * first pass already, before this call runs, so it shows in development rather than mid-incident.
+ * `settingsOf` gives this worker's settings for the earlier types (false: not guarded here).
+ */
+export function checkCallScopeAlone(
+  info: Info,
+  headers: Readonly<Record<string, Payload>>,
+  settings: ResolvedActivitySettings,
+  settingsOf: (activityType: string) => ResolvedActivitySettings,
+): void {
+  const payload = headers[RESUMABLE_EARLIER_HEADER];
+  if (!payload) return;
+  let value: unknown;
+  try {
+    value = defaultPayloadConverter.fromPayload(payload);
+  } catch (error) {
+    throw new InvalidKeyInputError(`headers["${RESUMABLE_EARLIER_HEADER}"]`, `it cannot be decoded (${String(error)})`);
+  }
+  if (!isResumableEarlier(value)) throw new InvalidKeyInputError(`headers["${RESUMABLE_EARLIER_HEADER}"]`, 'it is not { activityTypes: string[] }');
+  const earlierWrites = value.activityTypes.filter((activityType) => settingsOf(activityType).guarded);
+  if (earlierWrites.length === 0) return;
+  const isCallScoped = (of: ResolvedActivitySettings) => of.guarded && of.scope === 'call' && !of.key;
+  const offending = isCallScoped(settings) ? info.activityType : earlierWrites.find((activityType) => isCallScoped(settingsOf(activityType)));
+  if (offending === undefined) return;
+  throw new IdempotencyConfigError(
+    `activities.${offending}.scope`,
+    `'call' scope keys ${offending} on its activity id, and one resumable() here makes it beside other writes ` +
+      `(${[...earlierWrites, info.activityType].join(', ')}): after an operator's ` +
+      `decision resumable() calls them all again with new activity ids, and a call-scoped write made on the first pass ` +
+      `would run again. Refused before ${info.activityType} ran. Give each call-scoped activity its own resumable(), ` +
+      `or use 'workflow' scope or a key() for it.`,
+  );
 }
 
 /** A ledger entry's identity for this attempt's call under `key`, made by `worker`. */
@@ -116,7 +168,7 @@ function keysInEveryFormat(
   return [formats.inForce, ...formats.previous].map((format) => keysFor(info, argsText, settings, customKey, format));
 }
 
-/** The refused call's key, when `resumable()` calls an activity of its type again after a decision. */
+/** The refused call's key, on an activity `resumable()` schedules on a pass after an operator's decision. */
 function resumeKeyFor(info: Info, headers: Readonly<Record<string, Payload>>): ResumeKey | undefined {
   const payload = headers[RESUME_KEY_HEADER];
   if (!payload) return undefined;
@@ -129,7 +181,9 @@ function resumeKeyFor(info: Info, headers: Readonly<Record<string, Payload>>): R
   if (!isResumeKey(value)) {
     throw new InvalidKeyInputError(`headers["${RESUME_KEY_HEADER}"]`, 'it is not { key: <64 hex digits>, activityType }');
   }
-  return value.activityType === info.activityType ? value : undefined;
+  // Only a call of the refused type can sit in its place (a forged header cannot say otherwise).
+  const match = value.match === 'other' || value.activityType !== info.activityType ? 'other' : 'same';
+  return { ...value, match };
 }
 
 /** `undefined` is refused: a forgotten `return` would otherwise key every call of the type alike. */
@@ -145,7 +199,13 @@ function semanticArgsFrom(keyArgs: (args: readonly unknown[]) => unknown, args: 
   return semanticArgs;
 }
 
-function keysFor(info: Info, argsText: string, settings: ResolvedActivitySettings, customKey: string | undefined, format: KeyFormat): CallKeys {
+function keysFor(
+  info: Info,
+  argsText: string,
+  settings: ResolvedActivitySettings,
+  customKey: string | undefined,
+  format: KeyFormat,
+): CallKeys {
   if (customKey !== undefined) {
     return {
       key: deriveCustomKey({ namespace: info.namespace, activityType: info.activityType, customKey }, format),

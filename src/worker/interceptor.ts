@@ -9,7 +9,7 @@ import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from
 import { InvalidKeyInputError } from '../key/index.js';
 import { KeyFormatChangedError } from '../store/key-format-changed.js';
 import type { BeginResult, Claim, ClaimRequest, KeyFormats } from '../store/index.js';
-import { callIdentityFor, callerOf, ledgerCallOf } from './call-identity.js';
+import { callIdentityFor, callerOf, checkCallScopeAlone, ledgerCallOf } from './call-identity.js';
 import type { CallIdentity } from './call-identity.js';
 import { enterCall, leaveCall } from './current-call.js';
 import { IDEMPOTENCY_FAILURE_TYPES } from '../failure-types.js';
@@ -26,6 +26,7 @@ import {
   orphanedClaim,
   recordRejected,
   resultUndecodable,
+  resumedArgumentsChanged,
   storeUnavailable,
 } from './refusals.js';
 import type { ResultCodec } from './result-codec.js';
@@ -90,14 +91,15 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
 
   private async claimAndRun(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
     this.args = input.args;
-    let { request, resumed } = await this.callIdentity(input);
-    if (!resumed && input.headers[CRON_SCHEDULE_HEADER]) warnOfMergedCronRunsOnce(this.context, this.settings);
-    if (resumed) {
+    let identity = await this.callIdentity(input);
+    if (!identity.resumed && input.headers[CRON_SCHEDULE_HEADER]) warnOfMergedCronRunsOnce(this.context, this.settings);
+    if (identity.resumed === 'same') {
       this.context.log.info('Idempotency: resumed after an operator decision; the refused call\'s key decides', {
-        idempotencyKey: request.key,
+        idempotencyKey: identity.request.key,
       });
     }
     for (let formatChanges = 0; ; ) {
+      const { request } = identity;
       const claimStarted = performance.now();
       this.trace.keyed(request.key);
       let begun: BeginResult;
@@ -106,14 +108,14 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
       } catch (error) {
         // The deployment moved to another key format while we derived ours: derive again, once.
         if (error instanceof KeyFormatChangedError && formatChanges++ === 0) {
-          ({ request, resumed } = await this.callIdentity(input));
+          identity = await this.callIdentity(input);
           continue;
         }
         throw storeUnavailable(request, error);
       }
       this.deps.metrics.claimLatency(this.context.metricMeter, performance.now() - claimStarted);
       if (begun.won) this.trace.decided('claimed');
-      const step: Step = begun.won ? { kind: 'run', claim: begun.claim } : await this.answerFromClaim(begun.claim, request, resumed);
+      const step: Step = begun.won ? { kind: 'run', claim: begun.claim } : await this.answerFromClaim(begun.claim, request, identity);
       if (step.kind === 'run') {
         this.deps.metrics.claimed(this.context.metricMeter);
         return this.runClaimed(step.claim, input, next);
@@ -129,9 +131,12 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
   private async callIdentity(input: ActivityExecuteInput): Promise<CallIdentity> {
     const { info } = this.context;
     const { store } = this.deps.options;
-    const formats = store.keyFormats ? await this.storeCall(undefined, () => store.keyFormats!()) : UNKEYED_ONLY;
+    const formats = store.keyFormats
+      ? await this.storeCall(undefined, () => store.keyFormats!(this.deps.options.workerIdentity))
+      : UNKEYED_ONLY;
     let identity: CallIdentity;
     try {
+      checkCallScopeAlone(info, input.headers, this.settings, (activityType) => this.settingsOf(activityType));
       identity = callIdentityFor(info, input.args, input.headers, this.settings, this.deps.options.workerIdentity, formats);
     } catch (error) {
       if (error instanceof InvalidKeyInputError) throw invalidKeyInput(error, info.activityType);
@@ -140,6 +145,18 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
     }
     if (!this.settings.recordArguments) return identity;
     return { ...identity, request: { ...identity.request, arguments: await this.encodedArguments(identity) } };
+  }
+
+  /**
+   * This worker's settings for another activity type. A name it refuses (a near miss under guard
+   * 'listed') counts as a write that is not call-scoped: its own attempt is refused anyway.
+   */
+  private settingsOf(activityType: string): ResolvedActivitySettings {
+    try {
+      return this.deps.options.settingsFor(activityType, this.context.log);
+    } catch {
+      return { ...this.settings, guarded: true, scope: 'workflow', key: undefined };
+    }
   }
 
   /**
@@ -181,12 +198,16 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
   }
 
   /** Someone claimed this key before: never call again; answer from their outcome, or wait for it. */
-  private async answerFromClaim(claim: Claim, request: ClaimRequest, resumed: boolean): Promise<Step> {
+  private async answerFromClaim(claim: Claim, request: ClaimRequest, identity: CallIdentity): Promise<Step> {
     // A row written or changed without the deployment's secret decides nothing, whatever it says.
     if (claim.authenticity === 'rejected') throw recordRejected(claim, request);
     if (claim.fingerprint !== expectedFingerprint(claim, request)) {
-      // A resumed call is the refused action by the workflow's own word; its arguments may be rebuilt.
-      if (!resumed) throw keyReuse(claim, request);
+      // In the refused call's place, the record of the refused key (made in whichever key format) must hold
+      // this call's arguments. Other ones are either rebuilt (a fresh request id) or another action that took
+      // the place: which, only the workflow's author can say, so neither a replay nor a fresh call is safe.
+      const refusedKeyRecord = identity.resumed === 'same' && claim.key !== request.key;
+      if (!refusedKeyRecord) throw keyReuse(claim, request);
+      if (!identity.fingerprints.includes(claim.fingerprint)) return this.resumedWithOtherArguments(claim, request, identity);
     }
     switch (claim.state) {
       case 'completed':
@@ -198,8 +219,33 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
       case 'unknown':
         return this.orphaned(claim, request);
       case 'claimed':
-        return claim.ownerAlive ? this.waitForOwner(claim, request, resumed) : this.orphaned(claim, request);
+        if (!claim.ownerAlive) return this.orphaned(claim, request);
+        return pastDeadline(claim) ? this.refuseHung(claim, request) : this.waitForOwner(claim, request, identity);
     }
+  }
+
+  /**
+   * In the refused call's place, with other arguments than the refused call's record. Only an outcome
+   * makes that a dead end (the record cannot answer this call, and calling would make another action
+   * under its key). Without one (a decision that came early, or by hand) the refusal stands as before:
+   * never taken over, reconciled or re-run with these arguments, and the workflow waits again.
+   */
+  private async resumedWithOtherArguments(claim: Claim, request: ClaimRequest, identity: CallIdentity): Promise<Step> {
+    if (claim.state === 'completed') throw resumedArgumentsChanged(claim, request);
+    if (claim.state === 'claimed' && claim.ownerAlive && !pastDeadline(claim)) return this.waitForOwner(claim, request, identity);
+    await this.noteWaiter({ ...request, key: claim.key });
+    throw orphanedClaim(claim, request, await this.outcomeDetailOf(claim));
+  }
+
+  /**
+   * The owner still renews its lease, past its attempt's deadline: Temporal gave up on that attempt, and
+   * a call that heartbeats would have been cancelled, so this one hangs. Waiting would end in
+   * IdempotencyClaimBusy on every attempt for as long as it hangs; a person decides instead. Never taken
+   * over or reconciled: its process lives, and the call may still land.
+   */
+  private async refuseHung(claim: Claim, request: ClaimRequest): Promise<never> {
+    await this.noteWaiter({ ...request, key: claim.key });
+    throw orphanedClaim(claim, request, null);
   }
 
   private replayed(value: unknown): Step {
@@ -322,7 +368,7 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
    * An earlier attempt is still running (Temporal timed it out, its worker did not die).
    * Wait for its outcome, heartbeating, bounded by `maxWaitMs` and by this attempt's own time.
    */
-  private async waitForOwner(claim: Claim, request: ClaimRequest, resumed: boolean): Promise<Step> {
+  private async waitForOwner(claim: Claim, request: ClaimRequest, identity: CallIdentity): Promise<Step> {
     this.deps.metrics.waited(this.context.metricMeter);
     this.trace.decided('waited');
     this.context.log.info('Idempotency: an earlier attempt still runs; waiting for its outcome', {
@@ -342,7 +388,7 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
       });
       if (outcome.kind === 'released') return { kind: 'retry' };
       if (outcome.kind === 'busy') throw claimBusy(outcome.claim, request, Date.now() - this.startedAt);
-      return this.answerFromClaim(outcome.claim, request, resumed);
+      return this.answerFromClaim(outcome.claim, request, identity);
     } finally {
       watch.close();
     }
@@ -383,6 +429,11 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
 
 /** The name of the SDK's own inbound interceptors; kept for code written against 0.1. */
 export { IdempotentActivityInboundInterceptor as IdempotentActivityInbound };
+
+/** Whether the claim's attempt is past its deadline (start-to-close plus a grace), by the database's clock. */
+function pastDeadline(claim: Claim): boolean {
+  return claim.deadlineAt !== null && claim.deadlineAt.getTime() <= claim.readAt.getTime();
+}
 
 /** The fingerprint the request has in the key format the claim was found under (its key, or a previous one). */
 function expectedFingerprint(claim: Claim, request: ClaimRequest): string {

@@ -8,6 +8,7 @@
  * hold (old and new) tokens for one key, and one dropping its claim must not
  * stop renewing the other's.
  */
+import { IdempotencyError } from '../errors.js';
 import type { ClaimStore, HeldClaim } from '../store/index.js';
 
 /** Renew three times per lease, so one slow or failed renewal does not let a live owner look dead. */
@@ -49,23 +50,48 @@ export class LeaseKeeper {
   }
 
   private async renew(): Promise<void> {
-    // A renewal still in flight is not stacked with another; each one is bounded by the store's timeout,
-    // so a renewal stuck on a half-open socket ends and the next one runs on a fresh connection.
+    // A renewal still in flight is not stacked with another. The Postgres store bounds its own statement,
+    // but a custom store may not, so the wait is bounded here too: after one interval the renewal is
+    // abandoned (its late answer ignored) and the next goes out at once, before the lease can lapse.
     if (this.renewing || this.held.size === 0) return;
     this.renewing = true;
     const sent = [...this.held.values()];
+    let renewed: ReadonlySet<string>;
     try {
-      const renewed = new Set(await this.store.renewLeases(sent.map((held) => held.claim), this.leaseMs));
-      for (const held of sent) {
-        if (renewed.has(held.claim.token) || this.held.get(held.claim.token) !== held) continue;
-        this.held.delete(held.claim.token); // lost for good: a token never comes back
-        held.lost();
-      }
+      renewed = new Set(await this.bounded(this.store.renewLeases(sent.map((held) => held.claim), this.leaseMs)));
     } catch (error) {
-      this.onRenewalError(error);
-    } finally {
       this.renewing = false;
+      this.onRenewalError(error);
+      if (error instanceof RenewalTimedOut) void this.renew();
+      return;
     }
+    this.renewing = false;
+    for (const held of sent) {
+      if (renewed.has(held.claim.token) || this.held.get(held.claim.token) !== held) continue;
+      this.held.delete(held.claim.token); // lost for good: a token never comes back
+      held.lost();
+    }
+  }
+
+  /** `renewal`, or a `RenewalTimedOut` once one interval has passed without an answer. */
+  private bounded<T>(renewal: Promise<T>): Promise<T> {
+    const limitMs = this.leaseMs / RENEWALS_PER_LEASE;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      // Unref'd: a renewal in flight must not keep a stopping process alive.
+      timer = setTimeout(() => reject(new RenewalTimedOut(limitMs)), limitMs).unref();
+    });
+    void renewal.catch(() => undefined); // an abandoned renewal's late failure is not unhandled
+    return Promise.race([renewal, timedOut]).finally(() => clearTimeout(timer));
+  }
+}
+
+/** A renewal the store did not answer within one renewal interval (reported to the worker's log, not thrown to a caller). */
+class RenewalTimedOut extends IdempotencyError {
+  override readonly name = 'RenewalTimedOut';
+  readonly code = 'lease-renewal-timeout';
+  constructor(limitMs: number) {
+    super(`renewing claim leases did not answer within ${Math.round(limitMs)} ms; sending the next renewal now`);
   }
 }
 

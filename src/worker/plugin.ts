@@ -1,5 +1,7 @@
 /**
- * `IdempotencyPlugin`: the idiomatic registration on SDK 1.24's `plugins`.
+ * `IdempotencyPlugin`: the idiomatic registration, through the worker's `plugins`
+ * option (in the SDK since 1.13.2, still marked experimental; so in every
+ * version of this package's peer range, which starts at 1.20.1).
  * It puts the idempotency interceptor outermost (inside only Temporal's
  * OpenTelemetry interceptor, which traces and does nothing else), adds the workflow
  * interceptors (to the worker's bundle, or to `bundleWorkflowCode`), checks

@@ -20,27 +20,27 @@ import type { IdempotencyConfigError } from './errors.js';
 import type { Claim, ClaimRequest } from '../store/index.js';
 
 /** The refused attempt, as much of it as a refusal names. */
-type Refused = Pick<ClaimRequest, 'attempt' | 'activityType' | 'workflowId' | 'runId'>;
+type Refused = Pick<ClaimRequest, 'attempt' | 'activityType' | 'workflowId' | 'runId' | 'activityId'>;
 
-/** `details[0]` of every refusal. Times are ISO-8601 strings, from the database's clock. */
-export interface RefusalDetails {
-  readonly key: string;
-  readonly activityType: string;
-  readonly workflowId: string | null;
-  readonly runId: string | null;
-  readonly activityId: string;
+/**
+ * `details[0]` of every refusal. Times are ISO-8601 strings, from the database's clock. The key and the
+ * ids are the claim's, as it recorded them (the claiming attempt's; the refused one's are `refused…`).
+ */
+export interface RefusalDetails extends Pick<ClaimRequest, 'key' | 'activityType' | 'workflowId' | 'runId' | 'activityId'> {
   /** The attempt that claimed the key (not the refused one). */
   readonly attempt: number;
   readonly claimedAt: string | null;
   /** Null when there is no claim (the store could not be reached). */
   readonly claimedBy: string | null;
-  /** Which case it was: `owner-died`, `outcome-unknown`, `owner-running`, `key-reuse`, `store-unavailable`. */
+  /** Which case it was: `owner-died`, `owner-hung`, `outcome-unknown`, `owner-running`, `key-reuse`, `resumed-arguments-changed`, `store-unavailable`. */
   readonly reason: string;
   /** The attempt that was refused. */
   readonly refusedAttempt: number;
   /** The workflow whose attempt was refused: another than `workflowId` when a custom key is shared. */
   readonly refusedWorkflowId: string | null;
   readonly refusedRunId: string | null;
+  /** The refused activity's id: `resumable()` finds the refused call by it when the closure rethrew the refusal alone. */
+  readonly refusedActivityId: string;
   /** Why the outcome is unknown, in words safe to show anywhere (error classes and codes only). */
   readonly outcomeNote?: string | null;
   /**
@@ -58,18 +58,28 @@ export interface RefusalDetails {
  */
 export function orphanedClaim(claim: Claim, refused: Refused, outcomeDetail: string | null): ApplicationFailure {
   const unknown = claim.state === 'unknown';
+  // Claimed with a live lease: refused only once past its attempt's deadline (the call hangs).
+  const hung = !unknown && claim.ownerAlive;
   const what = unknown
     ? `marked its outcome unknown${claim.outcomeNote ? ` (${claim.outcomeNote})` : ''}`
-    : `recorded no outcome; its worker stopped renewing its lease, which lapsed at ` +
-      `${claim.leaseExpiresAt?.toISOString() ?? 'an unknown time'} (the worker crashed, was killed, or lost Postgres)`;
+    : hung
+      ? `recorded no outcome by its attempt's deadline (${claim.deadlineAt?.toISOString() ?? 'unknown'}), though its worker ` +
+        `still renews its lease: Temporal gave up on that attempt and the call hangs`
+      : `recorded no outcome; its worker stopped renewing its lease, which lapsed at ` +
+        `${claim.leaseExpiresAt?.toISOString() ?? 'an unknown time'} (the worker crashed, was killed, or lost Postgres)`;
+  const release = hung
+    ? `\`temporal-idempotency release <key> --force\` if it did not (only once that worker is stopped: the hung call may still go out)`
+    : `\`temporal-idempotency release <key>\` if it did not`;
   return ApplicationFailure.create({
     type: IdempotencyOrphanedClaim,
     nonRetryable: true,
     message:
       `Refusing to run ${claim.activityType} again: ${describeClaim(claim)} and ${what}, so the call may ` +
       `already have gone out. Check the vendor, then \`temporal-idempotency resolve <key> --result JSON\` if it ` +
-      `happened or \`temporal-idempotency release <key>\` if it did not, and retry.`,
-    details: [{ ...detailsOf(claim, refused, unknown ? 'outcome-unknown' : 'owner-died'), outcomeNote: claim.outcomeNote, outcomeDetail }],
+      `happened or ${release}, and retry.`,
+    details: [
+      { ...detailsOf(claim, refused, unknown ? 'outcome-unknown' : hung ? 'owner-hung' : 'owner-died'), outcomeNote: claim.outcomeNote, outcomeDetail },
+    ],
   });
 }
 
@@ -110,6 +120,25 @@ export function keyReuse(claim: Claim, refused: Refused): ApplicationFailure {
   });
 }
 
+/**
+ * `resumable()` called its closure again after an operator's decision, and the call in the refused
+ * call's place has other arguments than the refused call. Rebuilt (a fresh request id, a new time)
+ * or another action that took the place: the record cannot tell, so neither a replay of the refused
+ * call's outcome nor a fresh call is safe.
+ */
+export function resumedArgumentsChanged(claim: Claim, refused: Refused): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: IdempotencyKeyReuse,
+    nonRetryable: true,
+    message:
+      `Refusing to run ${refused.activityType}: resumable() called it again in the place of the refused call ` +
+      `(key ${claim.key}, ${describeClaim(claim)}), but with other arguments. If the closure builds a value afresh ` +
+      `on each pass (a request id, a time), leave it out of the key with keyArgs, or build it once outside ` +
+      `resumable(); if another call took the refused call's place, give each call its own resumable().`,
+    details: [detailsOf(claim, refused, 'resumed-arguments-changed')],
+  });
+}
+
 export function invalidKeyInput(error: InvalidKeyInputError, activityType: string): ApplicationFailure {
   return ApplicationFailure.create({
     type: IdempotencyInvalidKeyInput,
@@ -147,6 +176,7 @@ export function storeUnavailable(request: ClaimRequest, cause: unknown): Applica
         refusedAttempt: request.attempt,
         refusedWorkflowId: request.workflowId,
         refusedRunId: request.runId,
+        refusedActivityId: request.activityId,
       } satisfies RefusalDetails,
     ],
   });
@@ -219,5 +249,6 @@ function detailsOf(claim: Claim, refused: Refused, reason: string): RefusalDetai
     refusedAttempt: refused.attempt,
     refusedWorkflowId: refused.workflowId,
     refusedRunId: refused.runId,
+    refusedActivityId: refused.activityId,
   };
 }

@@ -12,6 +12,8 @@
  */
 import { ActivityFailure, ApplicationFailure, condition, log, patched, setHandler } from '@temporalio/workflow';
 import { IdempotencyOrphanedClaim } from '../failure-types.js';
+// Sandbox-safe: it imports only the error base, no Node built-in and no Temporal worker code.
+import { IdempotencyConfigError } from '../worker/errors.js';
 import { decisions } from './decisions.js';
 import type { PendingRefusal } from './decisions.js';
 import { operatorDecisionSignal, pendingRefusalsQuery } from './definitions.js';
@@ -38,8 +40,10 @@ interface Refusal extends PendingRefusal {
 /**
  * Runs `call` (the activity calls of one step); if one of them is refused as orphaned, waits until
  * an operator resolves or releases its key (`temporal-idempotency resolve|release KEY`), then runs
- * `call` again; the activity that was refused (the same one by its place among the closure's calls
- * of its type) carries the refused key. Other failures are rethrown untouched.
+ * `call` again. The activity in the refused call's place (the nth of its type) carries the refused
+ * key, and the worker checks against the record that its arguments are the refused call's: a call
+ * whose arguments changed is refused, never answered with another action's result or made afresh.
+ * Other failures are rethrown untouched.
  */
 export async function resumable<T>(call: () => Promise<T>): Promise<T> {
   if (!workflowState.interceptorsInstalled) useWithoutInterceptors();
@@ -81,7 +85,7 @@ async function waitForDecision(refusal: PendingRefusal, fromSeq: number): Promis
  * A history of 0.1 replays as it was written: handlers installed here, no key carried.
  */
 function useWithoutInterceptors(): void {
-  if (patched(DECIDES_BY_KEY_PATCH)) throw new Error(WORKFLOW_INTERCEPTORS_MISSING);
+  if (patched(DECIDES_BY_KEY_PATCH)) throw new IdempotencyConfigError('interceptors.workflowModules', WORKFLOW_INTERCEPTORS_MISSING);
   setHandler(operatorDecisionSignal, (decision) => decisions.receive(decision));
   setHandler(pendingRefusalsQuery, () => decisions.pendingRefusals());
 }
@@ -89,12 +93,14 @@ function useWithoutInterceptors(): void {
 function orphanedRefusalIn(error: unknown): Refusal | undefined {
   const failure = error instanceof ActivityFailure ? error.cause : error;
   if (!(failure instanceof ApplicationFailure) || failure.type !== IdempotencyOrphanedClaim) return undefined;
-  const details = failure.details?.[0] as { key?: unknown; activityType?: unknown } | undefined;
+  const details = failure.details?.[0] as { key?: unknown; activityType?: unknown; refusedActivityId?: unknown } | undefined;
   if (typeof details?.key !== 'string') return undefined;
+  // A closure that catches the ActivityFailure and rethrows its cause loses the activity id; the details keep it.
+  const refusedActivityId = typeof details.refusedActivityId === 'string' ? details.refusedActivityId : undefined;
   return {
     key: details.key,
     activityType: typeof details.activityType === 'string' ? details.activityType : 'unknown',
-    activityId: error instanceof ActivityFailure ? error.activityId : undefined,
+    activityId: error instanceof ActivityFailure ? error.activityId : refusedActivityId,
     since: new Date(Date.now()).toISOString(),
     message: failure.message,
   };

@@ -15,30 +15,20 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, inject, it } from 'vitest';
-import type { WorkflowHandle } from '@temporalio/client';
 import { ClaimOperations, IdempotencyOrphanedClaim, OutcomeUnknownError, PostgresClaimStore, idempotencyInterceptors } from '../../src/index.js';
-import { OPERATOR_DECISION_SIGNAL, PENDING_REFUSALS_QUERY } from '../../src/operator-decision.js';
-import type { PendingRefusal } from '../../src/workflow/index.js';
+import { OPERATOR_DECISION_SIGNAL } from '../../src/operator-decision.js';
 import { UNKEYED, deriveCustomKey } from '../../src/key/index.js';
 import { useTestSchema } from '../support/schema.js';
 import { uniqueName, useTemporal } from '../support/temporal.js';
 import { activityFailureOf } from '../support/failures.js';
 import { runCli } from '../support/cli.js';
+import { waitingOn } from '../support/pending-refusal.js';
 
 const schema = useTestSchema(import.meta.filename);
 const temporal = useTemporal();
 const SECRET = 'test-deployment-secret-of-at-least-32-bytes!';
 const cli = (...args: string[]) =>
   runCli([...args, '--schema', schema.name], { TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_IDEMPOTENCY_SECRET: SECRET });
-
-async function waitingOn(handle: WorkflowHandle): Promise<PendingRefusal> {
-  for (let i = 0; i < 200; i++) {
-    const [pending] = await handle.query<PendingRefusal[]>(PENDING_REFUSALS_QUERY);
-    if (pending) return pending;
-    await sleep(100);
-  }
-  throw new Error('the workflow never reported a refused call');
-}
 
 describe('a workflow refused through an alias row', () => {
   it('is told of the decision, and its record is not pruned from under it', async () => {
@@ -90,7 +80,7 @@ describe('a workflow refused through an alias row', () => {
       if (!toldByResolve) {
         // Routine retention job; then the operator finds W2 still waiting and follows the runbook.
         await sleep(1_500);
-        await cli('prune', '--older-than', '1s', '--allow-short', '--reason', 'retention');
+        await cli('prune', '--older-than', '1s', '--force', '--reason', 'retention');
         await cli('resume', key);
         await handle.signal(OPERATOR_DECISION_SIGNAL, { key, decision: 'resolved' });
         result = await Promise.race([handle.result(), sleep(10_000).then(() => 'still waiting' as const)]);

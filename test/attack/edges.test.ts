@@ -1,19 +1,16 @@
 /**
  * Attacks on the edges of the interceptor and the CLI, each on a real Temporal server and Postgres.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, inject, it } from 'vitest';
 import type { ActivityFunction } from '@temporalio/common';
-import type { WorkflowHandle } from '@temporalio/client';
 import { IdempotencyOrphanedClaim, OutcomeUnknownError, idempotencyInterceptors } from '../../src/index.js';
 import type { AuditLedger, IdempotencyOptions } from '../../src/index.js';
-import { PENDING_REFUSALS_QUERY } from '../../src/operator-decision.js';
-import type { PendingRefusal } from '../../src/workflow/index.js';
 import { useTestSchema } from '../support/schema.js';
 import { uniqueName, useTemporal } from '../support/temporal.js';
 import { activityFailureOf } from '../support/failures.js';
 import { runCli } from '../support/cli.js';
 import type { CallActivityInput } from '../support/workflows.js';
+import { waitingOn } from '../support/pending-refusal.js';
 
 const schema = useTestSchema(import.meta.filename);
 const temporal = useTemporal();
@@ -24,15 +21,6 @@ async function run(activities: Record<string, ActivityFunction>, input: CallActi
   return temporal.withWorker({ taskQueue, activities, interceptors }, () =>
     temporal.client.workflow.execute('callActivity', { taskQueue, workflowId: uniqueName('wf'), args: [input] }),
   );
-}
-
-async function waitingOn(handle: WorkflowHandle): Promise<PendingRefusal> {
-  for (let i = 0; i < 200; i++) {
-    const [pending] = await handle.query<PendingRefusal[]>(PENDING_REFUSALS_QUERY);
-    if (pending) return pending;
-    await sleep(100);
-  }
-  throw new Error('the workflow never reported a refused call');
 }
 
 describe('the audit ledger fails before the call', () => {

@@ -11,33 +11,23 @@
  *   makes the workflow call again with the refused key, finds no record, and the
  *   activity runs a second time: a doubled call.
  *
- * The horizon is one second here (with --allow-short) only to keep the test short; a
+ * The horizon is one second here (with --force) only to keep the test short; a
  * workflow waiting 8 days on a lost signal under `prune --older-than 7d` is the same.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, inject, it } from 'vitest';
-import type { WorkflowHandle } from '@temporalio/client';
 import { OutcomeUnknownError, idempotencyInterceptors } from '../../src/index.js';
-import { OPERATOR_DECISION_SIGNAL, PENDING_REFUSALS_QUERY } from '../../src/operator-decision.js';
-import type { PendingRefusal } from '../../src/workflow/index.js';
+import { OPERATOR_DECISION_SIGNAL } from '../../src/operator-decision.js';
 import { useTestSchema } from '../support/schema.js';
 import { uniqueName, useTemporal } from '../support/temporal.js';
 import { runCli } from '../support/cli.js';
+import { waitingOn } from '../support/pending-refusal.js';
 
 const schema = useTestSchema(import.meta.filename);
 const temporal = useTemporal();
 const cli = (env: Record<string, string>, ...args: string[]) => runCli([...args, '--schema', schema.name], env);
 const reachable = { TEMPORAL_ADDRESS: inject('temporalAddress') };
 const unreachable = { TEMPORAL_ADDRESS: '127.0.0.1:1' };
-
-async function waitingOn(handle: WorkflowHandle): Promise<PendingRefusal> {
-  for (let i = 0; i < 200; i++) {
-    const [pending] = await handle.query<PendingRefusal[]>(PENDING_REFUSALS_QUERY);
-    if (pending) return pending;
-    await sleep(100);
-  }
-  throw new Error('the workflow never reported a refused call');
-}
 
 describe('prune and a workflow still waiting on a resolved key', () => {
   it('never lets the resolved call run again', async () => {
@@ -66,7 +56,7 @@ describe('prune and a workflow still waiting on a resolved key', () => {
 
       // Routine retention job.
       await sleep(1_500);
-      expect((await cli(reachable, 'prune', '--older-than', '1s', '--allow-short')).code).toBe(0);
+      expect((await cli(reachable, 'prune', '--older-than', '1s', '--force')).code).toBe(0);
 
       // The operator follows the runbook: `resume`, then the hand signal the failed resolve printed.
       const resumed = await cli(reachable, 'resume', key, '--json');

@@ -12,26 +12,15 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, inject, it } from 'vitest';
-import type { WorkflowHandle } from '@temporalio/client';
 import { OutcomeUnknownError, PostgresClaimStore, idempotencyInterceptors } from '../../src/index.js';
-import { PENDING_REFUSALS_QUERY } from '../../src/operator-decision.js';
-import type { PendingRefusal } from '../../src/workflow/index.js';
 import { useTestSchema } from '../support/schema.js';
 import { uniqueName, useTemporal } from '../support/temporal.js';
 import { runCli } from '../support/cli.js';
+import { waitingOn } from '../support/pending-refusal.js';
 
 const schema = useTestSchema(import.meta.filename);
 const temporal = useTemporal();
 const SECRET = 'test-deployment-secret-of-at-least-32-bytes!';
-
-async function waitingOn(handle: WorkflowHandle): Promise<PendingRefusal> {
-  for (let i = 0; i < 200; i++) {
-    const [pending] = await handle.query<PendingRefusal[]>(PENDING_REFUSALS_QUERY);
-    if (pending) return pending;
-    await sleep(100);
-  }
-  throw new Error('the workflow never reported a refused call');
-}
 
 describe('resume after a deletion the CLI did not make', () => {
   it('does not report "released", and the call does not go out again', async () => {

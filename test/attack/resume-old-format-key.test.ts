@@ -15,14 +15,12 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, inject, it } from 'vitest';
-import type { WorkflowHandle } from '@temporalio/client';
 import { OutcomeUnknownError, PostgresClaimStore, idempotencyInterceptors } from '../../src/index.js';
-import { PENDING_REFUSALS_QUERY } from '../../src/operator-decision.js';
-import type { PendingRefusal } from '../../src/workflow/index.js';
 import { useTestSchema } from '../support/schema.js';
 import type { TestSchema } from '../support/schema.js';
 import { uniqueName, useTemporal } from '../support/temporal.js';
 import { runCli } from '../support/cli.js';
+import { waitingOn } from '../support/pending-refusal.js';
 
 // One schema per test: each starts before any secret is in force.
 const schemas = [useTestSchema(import.meta.filename), useTestSchema(import.meta.filename)] as const;
@@ -30,15 +28,6 @@ const temporal = useTemporal();
 const SECRET = 'test-deployment-secret-of-at-least-32-bytes!';
 const cliOn = (schema: TestSchema) => (...args: string[]) =>
   runCli([...args, '--schema', schema.name], { TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_IDEMPOTENCY_SECRET: SECRET });
-
-async function waitingOn(handle: WorkflowHandle): Promise<PendingRefusal> {
-  for (let i = 0; i < 200; i++) {
-    const [pending] = await handle.query<PendingRefusal[]>(PENDING_REFUSALS_QUERY);
-    if (pending) return pending;
-    await sleep(100);
-  }
-  throw new Error('the workflow never reported a refused call');
-}
 
 /** A vendor call whose first attempt ends ambiguously (the vendor, it turns out, dropped it). */
 function placeCallActivities() {

@@ -13,27 +13,15 @@
  * the header, workflow scope would have answered the reminder from its own record and run the
  * confirmation once.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, inject, it } from 'vitest';
-import type { WorkflowHandle } from '@temporalio/client';
 import { OutcomeUnknownError, idempotencyInterceptors } from '../../src/index.js';
-import { PENDING_REFUSALS_QUERY } from '../../src/operator-decision.js';
-import type { PendingRefusal } from '../../src/workflow/index.js';
 import { useTestSchema } from '../support/schema.js';
 import { uniqueName, useTemporal } from '../support/temporal.js';
 import { runCli } from '../support/cli.js';
+import { waitingOn } from '../support/pending-refusal.js';
 
 const schema = useTestSchema(import.meta.filename);
 const temporal = useTemporal();
-
-async function waitingOn(handle: WorkflowHandle): Promise<PendingRefusal> {
-  for (let i = 0; i < 200; i++) {
-    const [pending] = await handle.query<PendingRefusal[]>(PENDING_REFUSALS_QUERY);
-    if (pending) return pending;
-    await sleep(100);
-  }
-  throw new Error('the workflow never reported a refused call');
-}
 
 describe('resumable() around two actions of one type', () => {
   it('after `release`, neither repeats the completed action nor answers the released one with its receipt', async () => {
@@ -68,5 +56,39 @@ describe('resumable() around two actions of one type', () => {
       { id: 'sms_1', text: 'reminder' },
       { id: 'sms_2', text: 'confirm' },
     ]);
+  });
+
+  it('finds the refused call\'s place when the closure rethrows the refusal without its ActivityFailure', async () => {
+    const taskQueue = uniqueName('tq');
+    const sent: string[] = [];
+    let confirmAttempts = 0;
+    const activities = {
+      sendSms: async (sms: { to: string; text: string }) => {
+        sent.push(sms.text);
+        if (sms.text === 'confirm' && ++confirmAttempts === 1) throw new OutcomeUnknownError('gateway timeout after sending');
+        return { id: `sms_${sent.length}`, text: sms.text };
+      },
+    };
+    const interceptors = { activity: idempotencyInterceptors({ store: schema.store }) };
+    const result = await temporal.withWorker({ taskQueue, activities, interceptors }, async () => {
+      const handle = await temporal.client.workflow.start('resumableTwoActionsRethrowingCause', {
+        taskQueue,
+        workflowId: uniqueName('wf'),
+        args: [{ activity: 'sendSms', first: { to: '+4930123', text: 'reminder' }, second: { to: '+4930123', text: 'confirm' } }],
+      });
+      const { key } = await waitingOn(handle);
+      const resolved = await runCli(['resolve', key, '--result', '{"id":"sms_by_hand","text":"confirm"}', '--schema', schema.name], {
+        TEMPORAL_ADDRESS: inject('temporalAddress'),
+      });
+      expect(resolved.code).toBe(0);
+      return handle.result();
+    });
+    // Without the refused activity's id in the refusal's details, the reminder (first of the type) took the
+    // confirmation's place, and was refused as resumed-arguments-changed.
+    expect(result).toEqual([
+      { id: 'sms_1', text: 'reminder' },
+      { id: 'sms_by_hand', text: 'confirm' },
+    ]);
+    expect(sent).toEqual(['reminder', 'confirm']);
   });
 });

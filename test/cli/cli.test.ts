@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { EXIT } from '../../src/cli/errors.js';
 import { useTestSchema } from '../support/schema.js';
@@ -15,6 +15,8 @@ import { runCli } from '../support/cli.js';
 
 const schema = useTestSchema(import.meta.filename);
 const cli = (...args: string[]) => runCli([...args, '--schema', schema.name, '--no-signal']);
+/** `prune` asks Temporal about the namespace's retention and the claims' workflows: the dev server's. */
+const prune = (...args: string[]) => runCli(['prune', ...args, '--schema', schema.name], { TEMPORAL_ADDRESS: inject('temporalAddress') });
 
 const request = claimRequest;
 
@@ -132,13 +134,15 @@ describe('temporal-idempotency CLI', () => {
     await schema.pool.query(`UPDATE "${schema.name}".claims SET finished_at = now() - interval '10 days', claimed_at = now() - interval '10 days' WHERE key = ANY($1)`, [
       [keys.done, keys.unknown],
     ]);
-    const dry = await cli('prune', '--older-than', '7d', '--dry-run', '--json');
+    const dry = await prune('--older-than', '7d', '--dry-run', '--json');
     expect(JSON.parse(dry.stdout).pruned).toBeGreaterThanOrEqual(1);
     expect(await stateOf(keys.done)).toBe('completed');
-    const run = await cli('prune', '--older-than', '7d');
+    const run = await prune('--older-than', '7d');
     expect(run.code).toBe(EXIT.ok);
     // What goes is printed before it goes: how many, from when to when, of which activity types.
-    expect(run.stdout).toMatch(/^pruning\s+\d+\nhorizon\s+7d\noldest_finished_at\s+\S+\nnewest_finished_at\s+\S+\nby_activity_type\s+\{.*"chargeCard":\d+.*\}\npruned\s+\d+/m);
+    expect(run.stdout).toMatch(
+      /^pruning\s+\d+\nhorizon\s+7d\nhorizon_from\s+--older-than\nnamespace_retention\s+\{"default":"\S+"\}\nvendor_key_window\s+-\ntemporal\s+asked at .+\nkept_for_workflows\s+0\noldest_finished_at\s+\S+\nnewest_finished_at\s+\S+\nby_activity_type\s+\{.*"chargeCard":\d+.*\}\npruned\s+\d+/m,
+    );
     expect(await stateOf(keys.done)).toBeNull();
     expect(await stateOf(keys.unknown)).toBe('unknown');
     expect(await stateOf(keys.live)).toBe('claimed');
@@ -147,9 +151,9 @@ describe('temporal-idempotency CLI', () => {
   it('prune --json gives the same fields with and without --dry-run: the count as pruned, and dry_run', async () => {
     const { done } = await seed();
     await schema.pool.query(`UPDATE "${schema.name}".claims SET finished_at = now() - interval '20 days' WHERE key = $1`, [done]);
-    const dry = JSON.parse((await cli('prune', '--older-than', '14d', '--dry-run', '--json')).stdout) as Record<string, unknown>;
+    const dry = JSON.parse((await prune('--older-than', '14d', '--dry-run', '--json')).stdout) as Record<string, unknown>;
     expect(await stateOf(done)).toBe('completed');
-    const real = JSON.parse((await cli('prune', '--older-than', '14d', '--json')).stdout) as Record<string, unknown>;
+    const real = JSON.parse((await prune('--older-than', '14d', '--json')).stdout) as Record<string, unknown>;
     expect(await stateOf(done)).toBeNull();
     expect(Object.keys(dry)).toEqual(Object.keys(real));
     expect(dry).toMatchObject({ dry_run: true, pruned: 1, horizon: '14d', by_activity_type: { chargeCard: 1 } });
@@ -175,8 +179,9 @@ describe('temporal-idempotency CLI', () => {
       ['an unknown flag', ['list', '--colour'], EXIT.usage, /Unknown option '--colour'/],
       ['a bad duration', ['prune', '--older-than', 'soon'], EXIT.usage, /--older-than "soon" is not a duration/],
       ['a duration without a unit', ['prune', '--older-than', '7'], EXIT.usage, /--older-than "7" is not a duration with a unit/],
-      ['a prune horizon under an hour', ['prune', '--older-than', '30m'], EXIT.usage, /under an hour.*--allow-short.*Nothing was deleted/],
-      ['prune without --older-than', ['prune'], EXIT.usage, /prune needs --older-than/],
+      ['a prune horizon under an hour', ['prune', '--older-than', '30m'], EXIT.usage, /under an hour.*--force.*Nothing was deleted/],
+      ['the old name of --force', ['prune', '--older-than', '30m', '--allow-short'], EXIT.usage, /--allow-short is now --force/],
+      ['a bad vendor key window', ['prune', '--vendor-key-window', '24'], EXIT.usage, /--vendor-key-window "24" is not a duration with a unit/],
       ['a bad state filter', ['list', '--state', 'done'], EXIT.usage, /--state "done" is not one of/],
       ['a bad limit', ['list', '--limit', '0'], EXIT.usage, /--limit "0" is not a positive integer/],
       ['resolve without a key', ['resolve'], EXIT.usage, /resolve needs a KEY/],

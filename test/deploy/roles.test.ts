@@ -3,34 +3,44 @@
  * Postgres with nothing but what `migrate --worker-role --operator-role`
  * grants: the migrator migrates (through the CLI), the worker claims, settles,
  * appends to the ledger and records a refused workflow, and the operator runs
- * every CLI command. Each is also refused what it must not do.
+ * every CLI command. Each is also refused what it must not do. They work in a
+ * database of their own, set up as the README says: CONNECT taken from PUBLIC
+ * and given to the three roles, so a fourth role cannot connect (nor LISTEN or
+ * NOTIFY).
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { WorkflowHandle } from '@temporalio/client';
 import { OutcomeUnknownError, PostgresClaimStore, grantScript, idempotencyInterceptors, migrate } from '../../src/index.js';
-import { PENDING_REFUSALS_QUERY } from '../../src/operator-decision.js';
-import type { PendingRefusal } from '../../src/workflow/index.js';
+import { DeploymentSecret } from '../../src/key/index.js';
 import { runCli } from '../support/cli.js';
 import { uniqueName, useTemporal } from '../support/temporal.js';
+import { waitingOn } from '../support/pending-refusal.js';
 
 const temporal = useTemporal();
 const suffix = randomBytes(3).toString('hex');
 const schemaName = `t_roles_${suffix}`;
+const database = `ti_roles_${suffix}`;
 const role = { migrator: `ti_migrator_${suffix}`, worker: `ti_worker_${suffix}`, operator: `ti_operator_${suffix}` } as const;
+/** A role of the same cluster that was never given the database. */
+const outsider = `ti_outsider_${suffix}`;
 const PASSWORD = `pw_${suffix}`;
 const SECRET = 'roles-test-secret-of-at-least-32-bytes-0123456789';
+const NEXT_SECRET = 'roles-test-next-secret-of-at-least-32-bytes-987654';
+const ROTATION_CONFIG = 'test/cli/fixtures/rotation-worker-config.ts';
 
+/** The test rig's own connection (to its database), which creates and drops this file's database and roles. */
+let rig: pg.Pool;
+/** The superuser, in this file's database. */
 let admin: pg.Pool;
 const pools: pg.Pool[] = [];
 
-function urlFor(user: string): string {
+function urlFor(user: string, password = PASSWORD): string {
   const url = new URL(inject('databaseUrl'));
   url.username = user;
-  url.password = PASSWORD;
+  url.password = password;
+  url.pathname = `/${database}`;
   return url.toString();
 }
 
@@ -41,8 +51,9 @@ function poolAs(user: string): pg.Pool {
   return pool;
 }
 
-const cliAs = (user: string, ...args: string[]) =>
-  runCli([...args, '--schema', schemaName], { DATABASE_URL: urlFor(user), TEMPORAL_ADDRESS: inject('temporalAddress') });
+const cliAs = (user: string, ...args: string[]) => cliWith({ TEMPORAL_ADDRESS: inject('temporalAddress') }, user, ...args);
+const cliWith = (env: Record<string, string>, user: string, ...args: string[]) =>
+  runCli([...args, '--schema', schemaName], { DATABASE_URL: urlFor(user), ...env });
 
 /** The SQLSTATE a statement fails with, or null when it succeeds. */
 async function sqlStateOf(pool: pg.Pool, statement: string): Promise<string | null> {
@@ -55,21 +66,25 @@ async function sqlStateOf(pool: pg.Pool, statement: string): Promise<string | nu
 }
 
 beforeAll(async () => {
-  admin = new pg.Pool({ connectionString: inject('databaseUrl') });
-  const { rows } = await admin.query<{ db: string }>('SELECT current_database() AS db');
-  for (const name of Object.values(role)) await admin.query(`CREATE ROLE "${name}" LOGIN PASSWORD '${PASSWORD}'`);
-  // The migrator creates the schema on its first run, and so owns it; nobody else gets more than CONNECT.
-  await admin.query(`GRANT CREATE ON DATABASE "${rows[0]!.db}" TO "${role.migrator}"`);
+  rig = new pg.Pool({ connectionString: inject('databaseUrl') });
+  await rig.query(`CREATE DATABASE "${database}"`);
+  const superuser = new URL(inject('databaseUrl'));
+  superuser.pathname = `/${database}`;
+  admin = new pg.Pool({ connectionString: superuser.toString() });
+  for (const name of [...Object.values(role), outsider]) await rig.query(`CREATE ROLE "${name}" LOGIN PASSWORD '${PASSWORD}'`);
+  // As the README's Roles section says, once, as a superuser: the migrator creates the schema on its
+  // first run, and so owns it; only the three roles may connect (and so LISTEN or NOTIFY).
+  await admin.query(`GRANT CREATE ON DATABASE "${database}" TO "${role.migrator}"`);
+  await admin.query(`REVOKE CONNECT ON DATABASE "${database}" FROM PUBLIC`);
+  await admin.query(`GRANT CONNECT ON DATABASE "${database}" TO "${role.migrator}", "${role.worker}", "${role.operator}"`);
 });
 
 afterAll(async () => {
   await Promise.all(pools.map((pool) => pool.end()));
-  await admin.query(`DROP SCHEMA IF EXISTS "${schemaName}" CASCADE`);
-  for (const name of Object.values(role)) {
-    await admin.query(`DROP OWNED BY "${name}" CASCADE`);
-    await admin.query(`DROP ROLE "${name}"`);
-  }
-  await admin.end();
+  await admin?.end();
+  await rig.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+  for (const name of [...Object.values(role), outsider]) await rig.query(`DROP ROLE IF EXISTS "${name}"`);
+  await rig.end();
 });
 
 describe('least-privilege roles', () => {
@@ -106,16 +121,19 @@ describe('least-privilege roles', () => {
       const first = await temporal.client.workflow.execute('callActivity', { taskQueue, workflowId, args: [{ activity: 'send', args: ['+4911'] }] });
       expect(first).toEqual(['sent to +4911']);
       dropTheLine = true;
-      const handle = await temporal.client.workflow.start('resumableCallActivity', {
-        taskQueue,
-        workflowId: uniqueName('wf-refused'),
-        args: [{ activity: 'send', args: ['+4922'] }],
-      });
-      const pending = await waitingOn(handle);
-      refused = { key: pending.key, workflowId: handle.workflowId, taskQueue };
+      // Two calls whose outcome nobody knows: the operator resolves one and releases the other.
+      for (const [to, name] of [['+4922', 'toResolve'], ['+4933', 'toRelease']] as const) {
+        const handle = await temporal.client.workflow.start('resumableCallActivity', {
+          taskQueue,
+          workflowId: uniqueName('wf-refused'),
+          args: [{ activity: 'send', args: [to] }],
+        });
+        const pending = await waitingOn(handle);
+        refused[name] = { key: pending.key, workflowId: handle.workflowId, taskQueue };
+      }
     });
     await store.close();
-    expect(sent).toEqual(['+4911', '+4922']);
+    expect(sent).toEqual(['+4911', '+4922', '+4933']);
 
     const ledger = await admin.query(`SELECT event, outcome FROM "${schemaName}".ledger ORDER BY id`);
     expect(ledger.rows).toEqual([
@@ -123,9 +141,13 @@ describe('least-privilege roles', () => {
       { event: 'finished', outcome: 'completed' },
       { event: 'started', outcome: null },
       { event: 'finished', outcome: 'outcome-unknown' },
+      { event: 'started', outcome: null },
+      { event: 'finished', outcome: 'outcome-unknown' },
     ]);
-    const waiters = await admin.query(`SELECT workflow_id FROM "${schemaName}".waiters WHERE key = $1`, [refused!.key]);
-    expect(waiters.rows).toEqual([{ workflow_id: refused!.workflowId }]);
+    for (const { key, workflowId } of [refused.toResolve!, refused.toRelease!]) {
+      const waiters = await admin.query(`SELECT workflow_id FROM "${schemaName}".waiters WHERE key = $1`, [key]);
+      expect(waiters.rows).toEqual([{ workflow_id: workflowId }]);
+    }
   });
 
   it('the worker may not change the key format in force, read or change the ledger, or write the operator trail', async () => {
@@ -139,56 +161,101 @@ describe('least-privilege roles', () => {
     expect(await sqlStateOf(pool, `SELECT ${s}.prune_ledger('30 days', 'hiding a call', false)`)).toBe('42501');
   });
 
-  it('the operator runs every CLI command; resolve signals the refused workflow, which returns the result', async () => {
-    const key = refused!.key;
+  it('the operator runs every CLI command; resolve, release and resume reach the refused workflows, which finish', async () => {
+    const toResolve = refused.toResolve!;
+    const toRelease = refused.toRelease!;
     const run = (...args: string[]) => cliAs(role.operator, ...args);
-    for (const args of [['list'], ['show', key], ['ledger'], ['keys', 'status'], ['prune', '--older-than', '30d', '--dry-run']]) {
+    const succeeds = async (...args: string[]) => {
       const result = await run(...args);
       expect({ args, stderr: result.stderr, code: result.code }).toEqual({ args, stderr: '', code: 0 });
-    }
-    const resolved = await run('resolve', key, '--result', '"sent by hand"', '--reason', 'the vendor shows it delivered');
-    expect(resolved.stderr).toContain(`Signalled workflow ${refused!.workflowId}: resolved.`);
+      return result;
+    };
+    for (const args of [['list'], ['show', toResolve.key], ['ledger'], ['keys', 'status'], ['prune', '--older-than', '30d', '--dry-run']]) await succeeds(...args);
+    const resolved = await run('resolve', toResolve.key, '--result', '"sent by hand"', '--reason', 'the vendor shows it delivered');
+    expect(resolved.stderr).toContain(`Signalled workflow ${toResolve.workflowId}: resolved.`);
     expect(resolved.code).toBe(0);
-    // The worker role reads the record the operator wrote, and the call is not made again.
+    // Released without the signal (as when the CLI could not reach Temporal), then resumed: resume sends it.
+    await succeeds('release', toRelease.key, '--reason', 'the vendor has no such call', '--no-signal');
+    const resumed = await run('resume', toRelease.key);
+    expect({ stderr: resumed.stderr, code: resumed.code }).toEqual({ stderr: `Signalled workflow ${toRelease.workflowId}: released.\n`, code: 0 });
+    // The worker role reads the record the operator wrote (that call is not made again) and makes the released one.
     const store = new PostgresClaimStore({ pool: poolAs(role.worker), schema: schemaName });
     const calls: string[] = [];
-    const result = await temporal.withWorker(
+    const results = await temporal.withWorker(
       {
-        taskQueue: refused!.taskQueue,
+        taskQueue: toResolve.taskQueue,
         activities: { send: async (to: string) => (calls.push(to), 'called again') },
         interceptors: { activity: idempotencyInterceptors({ store }) },
       },
-      () => temporal.client.workflow.getHandle(refused!.workflowId).result(),
+      () => Promise.all([toResolve, toRelease].map(({ workflowId }) => temporal.client.workflow.getHandle(workflowId).result())),
     );
     await store.close();
-    expect(result).toEqual(['sent by hand']);
-    expect(calls).toEqual([]);
+    expect(results).toEqual([['sent by hand'], ['called again']]);
+    expect(calls).toEqual(['+4933']);
 
-    // An hour later, as far as the rows tell: the claim finished and its waiter was told.
+    // An hour later, as far as the rows tell: the claims finished and their waiters were told; the ledger's calls are days old
+    // (its owner, the migrator, is the one role the append-only trigger lets change it).
     await admin.query(`UPDATE "${schemaName}".claims SET finished_at = now() - interval '1 hour'`);
     await admin.query(`UPDATE "${schemaName}".waiters SET signalled_at = now() - interval '1 hour'`);
-    const pruned = await run('prune', '--older-than', '30m', '--allow-short', '--reason', 'roles test');
-    expect({ stderr: pruned.stderr, code: pruned.code }).toEqual({ stderr: '', code: 0 });
+    await poolAs(role.migrator).query(`UPDATE "${schemaName}".ledger SET at = now() - interval '3 days'`);
+    // Temporal knows the workflows closed seconds ago, and prune would keep their claims: prune without asking it.
+    const pruned = await cliWith(
+      { TEMPORAL_ADDRESS: '127.0.0.1:1' },
+      role.operator,
+      'prune',
+      '--older-than',
+      '30m',
+      '--force',
+      '--ledger-older-than',
+      '2d',
+      '--reason',
+      'roles test',
+      '--json',
+    );
+    expect(pruned.stderr).toMatch(/^Temporal cannot be asked \(cannot connect to Temporal at 127\.0\.0\.1:1[^\n]*\n$/);
+    expect(pruned.code).toBe(0);
+    expect(JSON.parse(pruned.stdout)).toMatchObject({ dry_run: false, pruned: 3, ledger_pruned: 6 });
     expect(await admin.query(`SELECT key FROM "${schemaName}".claims`)).toMatchObject({ rowCount: 0 });
+    expect(await admin.query(`SELECT id FROM "${schemaName}".ledger`)).toMatchObject({ rowCount: 0 });
 
-    const absent = await run('release-absent', key, '--reason', 'roles test', '--no-signal');
+    const absent = await run('release-absent', toResolve.key, '--reason', 'roles test', '--no-signal');
     expect({ stderr: absent.stderr, code: absent.code }).toEqual({ stderr: '', code: 0 });
-    const activate = (...flags: string[]) =>
-      runCli(['keys', 'activate', '--schema', schemaName, '--reason', 'roles test', ...flags], {
-        DATABASE_URL: urlFor(role.operator),
-        TEMPORAL_IDEMPOTENCY_SECRET: SECRET,
-      });
+    const keys = (env: Record<string, string>, ...args: string[]) =>
+      runCli(['keys', ...args, '--schema', schemaName, '--reason', 'roles test'], { DATABASE_URL: urlFor(role.operator), ...env });
     // The worker that claimed above holds no secret: refused, naming it, until it is gone (--force).
-    const refusedActivation = await activate();
+    const refusedActivation = await keys({ TEMPORAL_IDEMPOTENCY_SECRET: SECRET }, 'activate');
     expect(refusedActivation.code).toBe(4);
     expect(refusedActivation.stderr).toMatch(/worker\(s\) seen claiming in the last 5 minutes do not hold secret/);
-    const activated = await activate('--force');
+    const activated = await keys({ TEMPORAL_IDEMPOTENCY_SECRET: SECRET }, 'activate', '--force');
     expect({ stderr: activated.stderr, code: activated.code }).toEqual({ stderr: '', code: 0 });
+    // A rotation: the next secret in force, then the first one retired.
+    const rotation = { TEMPORAL_IDEMPOTENCY_WORKER_CONFIG: ROTATION_CONFIG, TEST_NEW_SECRET: NEXT_SECRET, TEST_OLD_SECRET: SECRET };
+    const rotated = await keys(rotation, 'activate', '--force');
+    expect({ stderr: rotated.stderr, code: rotated.code }).toEqual({ stderr: '', code: 0 });
+    const oldId = new DeploymentSecret(SECRET).id;
+    const retired = await keys(rotation, 'retire', '--secret', oldId, '--json');
+    expect({ stderr: retired.stderr, code: retired.code }).toEqual({ stderr: '', code: 0 });
+    expect(JSON.parse(retired.stdout)).toMatchObject({ retired: oldId });
+    const status = JSON.parse((await run('keys', 'status', '--json')).stdout) as Record<string, unknown>;
+    expect(status).toMatchObject({ key_format_in_force: `2 (HMAC under secret ${new DeploymentSecret(NEXT_SECRET).id})`, retired_secrets: [oldId] });
+
     const trail = await admin.query<{ action: string; database_user: string }>(
       `SELECT action, database_user FROM "${schemaName}".operator_actions ORDER BY id`,
     );
     expect(trail.rows.map((row) => row.database_user)).toEqual(trail.rows.map(() => role.operator));
-    expect(trail.rows.map((row) => row.action)).toEqual(expect.arrayContaining(['resolve', 'prune', 'release']));
+    expect(trail.rows.map((row) => row.action)).toEqual(
+      expect.arrayContaining(['resolve', 'release', 'prune', 'prune-ledger', 'activate-secret', 'retire-secret']),
+    );
+  });
+
+  it('a role not granted CONNECT cannot connect, so it can neither LISTEN for keys nor NOTIFY waiters', async () => {
+    const client = new pg.Client({ connectionString: urlFor(outsider) });
+    const refusal = await client.connect().then(
+      () => null,
+      (error: unknown) => error as { code?: string; message?: string },
+    );
+    await client.end().catch(() => undefined);
+    expect(refusal).toMatchObject({ code: '42501', message: expect.stringMatching(/permission denied for database/) });
   });
 
   it('the operator may not forge a claim, change the ledger or the trail, or change the schema', async () => {
@@ -211,13 +278,5 @@ describe('least-privilege roles', () => {
   });
 });
 
-let refused: { key: string; workflowId: string; taskQueue: string } | undefined;
+const refused: Partial<Record<'toResolve' | 'toRelease', { key: string; workflowId: string; taskQueue: string }>> = {};
 
-async function waitingOn(handle: WorkflowHandle): Promise<PendingRefusal> {
-  for (let i = 0; i < 200; i++) {
-    const [pending] = await handle.query<PendingRefusal[]>(PENDING_REFUSALS_QUERY);
-    if (pending) return pending;
-    await sleep(100);
-  }
-  throw new Error('the workflow never reported a refused call');
-}

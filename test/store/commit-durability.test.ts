@@ -44,6 +44,19 @@ describe('commit durability', () => {
     expect(await commitSettingAfter(statements(false).claim, claimValues(), 'off')).toBe('on');
   });
 
+  it('a batch of claims waits for it too', async () => {
+    const columns = [claimValues(), claimValues()];
+    const values = columns[0]!.map((_, index) => (index === 15 ? 9 : columns.map((claim) => claim[index])));
+    expect(await commitSettingAfter(statements(false).claimBatch, values, 'off')).toBe('on');
+  });
+
+  it('a batch of records does not wait for it by default, and does with synchronousRecords', async () => {
+    const claims = [await claimed(), await claimed()];
+    const values = [claims.map(([key]) => key), claims.map(([, token]) => token), claims.map(() => ({ metadata: {}, data: '' })), [null, null], [null, null], 'channel'];
+    expect(await commitSettingAfter(statements(false).completeBatch, values, 'on')).toBe('off');
+    expect(await commitSettingAfter(statements(true).completeBatch, values, 'off')).toBe('on');
+  });
+
   it('outcomes do not wait for it by default, and do with synchronousRecords, whatever the session says', async () => {
     for (const name of ['complete', 'release', 'markUnknown'] as const) {
       const values = (claim: [string, string]) =>

@@ -112,6 +112,22 @@ describe('moving to a secret', () => {
     expect(after.rows).toEqual([{ key_format: 2 }]);
   });
 
+  it('warns, once, that a worker given a secret obeys unsigned records until the secret is activated; not after', async () => {
+    const schema = await freshSchema();
+    const warnings: string[] = [];
+    const logger = { warn: (message: string) => warnings.push(message), error: () => undefined };
+    const before = storeIn(schema, { secret: SECRET, logger });
+    await before.begin(claimRequest(), 60_000);
+    await before.begin(claimRequest(), 60_000);
+    const unprotected = warnings.filter((message) => /no secret is in force.*keys activate/s.test(message));
+    expect(unprotected).toHaveLength(1);
+    expect(unprotected[0]).toMatch(/unsigned/);
+    await activate(schema, SECRET);
+    warnings.length = 0;
+    await storeIn(schema, { secret: SECRET, logger }).keyFormats();
+    expect(warnings.filter((message) => /no secret is in force/.test(message))).toEqual([]);
+  });
+
   it('once a secret is in force, a worker without it cannot claim (retryably, nothing called), and no format-1 claim can be made', async () => {
     const schema = await freshSchema();
     await activate(schema, SECRET);

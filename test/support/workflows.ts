@@ -1,5 +1,6 @@
 /** Workflows the tests run: the example's, plus small ones that call any activity. */
 import {
+  ActivityFailure,
   CancellationScope,
   condition,
   continueAsNew,
@@ -11,7 +12,13 @@ import {
   sleep,
   uuid4,
 } from '@temporalio/workflow';
-import { resumable } from '../../src/workflow/index.js';
+import {
+  IdempotencyKeyReuse,
+  IdempotencyOrphanedClaim,
+  idempotencyRefusalOf,
+  isIdempotencyRefusal,
+  resumable,
+} from '../../src/workflow/index.js';
 
 export { orderWorkflow } from '../../workflows/index.js';
 
@@ -127,4 +134,85 @@ export async function resumableTwoActions(input: { activity: string; first: unkn
   });
   const activity = activities[input.activity]!;
   return resumable(async () => [await activity(input.first), await activity(input.second)]);
+}
+
+/** `resumableTwoActions` whose closure catches each ActivityFailure and rethrows its cause, as error-mapping code does. */
+export async function resumableTwoActionsRethrowingCause(input: { activity: string; first: unknown; second: unknown }): Promise<unknown[]> {
+  const activities: Record<string, (arg: unknown) => Promise<unknown>> = proxyActivities({
+    startToCloseTimeout: 30_000,
+    retry: { initialInterval: 100, maximumAttempts: 5 },
+  });
+  const activity = activities[input.activity]!;
+  const unwrapped = (arg: unknown) => activity(arg).catch((error: unknown) => Promise.reject(error instanceof ActivityFailure ? error.cause : error));
+  return resumable(async () => [await unwrapped(input.first), await unwrapped(input.second)]);
+}
+
+/** Attack helper: a charge added while `resumableByPriority` waits for an operator. */
+export const addChargeSignal = defineSignal<[{ order: string; priority: number }]>('attack.addCharge');
+
+/**
+ * Attack helper: charges a list in priority order inside one `resumable()`; a signal may add a charge
+ * while the workflow waits for a decision, and the next pass takes it in its place.
+ */
+export async function resumableByPriority(input: { activity: string; charges: Array<{ order: string; priority: number }> }): Promise<unknown[]> {
+  const charges = [...input.charges];
+  setHandler(addChargeSignal, (charge) => void charges.push(charge));
+  const activities: Record<string, (arg: unknown) => Promise<unknown>> = proxyActivities({
+    startToCloseTimeout: 30_000,
+    retry: { initialInterval: 100, maximumAttempts: 5 },
+  });
+  const activity = activities[input.activity]!;
+  return resumable(async () => {
+    const receipts: unknown[] = [];
+    for (const charge of [...charges].sort((a, b) => a.priority - b.priority)) receipts.push(await activity({ order: charge.order }));
+    return receipts;
+  });
+}
+
+/** What `branchOnRefusal` made of one call: the branch it took, and what the helpers said. */
+export interface RefusalBranch {
+  readonly branch: 'completed' | 'ask a person' | 'fix the key' | 'other refusal' | 'not a refusal';
+  readonly type: string | null;
+  readonly nonRetryable: boolean | null;
+  /** The refused call's key, from the refusal's details. */
+  readonly key: string | null;
+  /** What the helpers say of the ApplicationFailure itself (the ActivityFailure's cause). */
+  readonly causeType: string | null;
+  readonly isRefusal: boolean;
+}
+
+/**
+ * Calls each activity in turn and branches on how it failed with the sandbox-safe helpers of
+ * `temporal-idempotency/workflow`, as workflow code that handles refusals does.
+ */
+export async function branchOnRefusal(input: { calls: Array<{ activity: string; args: unknown[] }> }): Promise<RefusalBranch[]> {
+  const activities: Record<string, (...args: unknown[]) => Promise<unknown>> = proxyActivities({
+    startToCloseTimeout: 30_000,
+    retry: { initialInterval: 100, maximumAttempts: 2 },
+  });
+  const branches: RefusalBranch[] = [];
+  for (const call of input.calls) {
+    try {
+      await activities[call.activity]!(...call.args);
+      branches.push({ branch: 'completed', type: null, nonRetryable: null, key: null, causeType: null, isRefusal: false });
+    } catch (error) {
+      const refusal = idempotencyRefusalOf(error);
+      const branch: RefusalBranch['branch'] = isIdempotencyRefusal(error, IdempotencyOrphanedClaim)
+        ? 'ask a person'
+        : isIdempotencyRefusal(error, IdempotencyKeyReuse)
+          ? 'fix the key'
+          : isIdempotencyRefusal(error)
+            ? 'other refusal'
+            : 'not a refusal';
+      branches.push({
+        branch,
+        type: refusal?.type ?? null,
+        nonRetryable: refusal?.nonRetryable ?? null,
+        key: (refusal?.details?.[0] as { key?: string } | undefined)?.key ?? null,
+        causeType: idempotencyRefusalOf(error instanceof ActivityFailure ? error.cause : undefined)?.type ?? null,
+        isRefusal: isIdempotencyRefusal(error),
+      });
+    }
+  }
+  return branches;
 }

@@ -16,6 +16,7 @@ import { useTestSchema } from '../support/schema.js';
 import { uniqueName, useTemporal } from '../support/temporal.js';
 import { activityFailureOf } from '../support/failures.js';
 import { useExampleWorkers, useVendor } from '../support/example-workers.js';
+import { metricSample, scrapeMetrics } from '../support/metrics.js';
 
 const schema = useTestSchema(import.meta.filename);
 const LEASE_MS = 3_000;
@@ -65,14 +66,23 @@ describe('reconcile, after a worker was killed mid-call', () => {
     expect(rows).toEqual([{ answer: 'happened' }]);
   });
 
-  it('before the vendor acted: the retry finds it did not happen and charges, once', async () => {
+  it('before the vendor acted: the retry finds it did not happen and charges, once, with the same key', async () => {
     const input = order();
     vendor.script(CHARGE_ROUTE, 'hang-before-performing');
+    const lookups = vendor.requestsTo(LOOKUP_ROUTE);
     const handle = await killMidCall(input, () => vendor.nextHeld(CHARGE_ROUTE));
     const result = (await handle.result()) as { charge: { id: string } };
     const [charge, ...more] = chargesFor(input);
     expect(more).toHaveLength(0);
     expect(result.charge.id).toBe(charge!.id);
+    // The reconciler asked once and answered "did not happen"; the charge then went out under the orphan's key.
+    expect(vendor.requestsTo(LOOKUP_ROUTE) - lookups).toBe(1);
+    const { rows } = await schema.pool.query(
+      `SELECT r.answer, r.key, c.key AS claim_key FROM "${schema.name}".ledger_reconciliations r
+       JOIN "${schema.name}".claims c ON c.key = r.key WHERE r.workflow_id = $1`,
+      [handle.workflowId],
+    );
+    expect(rows).toEqual([{ answer: 'not-happened', key: charge!.idempotencyKey, claim_key: charge!.idempotencyKey }]);
   });
 
   it("with the vendor's lookup down: the refusal stands, naming the reconciler's answer", async () => {
@@ -128,5 +138,11 @@ describe('reconcile, racing', () => {
     });
     expect(reconciliations).toBe(1);
     expect(bodies).toBe(1);
+    // Counted once, by its answer, on the worker's meter.
+    const onQueue = [`taskQueue="${taskQueue}"`, 'activityType="refund"'];
+    const text = await scrapeMetrics((body) => metricSample(body, 'idempotency_reconciliations', onQueue) !== undefined);
+    expect(metricSample(text, 'idempotency_reconciliations', [...onQueue, 'answer="happened"'])).toBe(1);
+    expect(metricSample(text, 'idempotency_reconciliations', [...onQueue, 'answer="not-happened"'])).toBeUndefined();
+    expect(metricSample(text, 'idempotency_reconciliations', [...onQueue, 'answer="unknown"'])).toBeUndefined();
   });
 });

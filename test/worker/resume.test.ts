@@ -19,6 +19,9 @@ import { useVendor } from '../support/example-workers.js';
 import { useTestSchema } from '../support/schema.js';
 import { activityFailures, uniqueName, useTemporal } from '../support/temporal.js';
 import { runCli } from '../support/cli.js';
+import { waitingOn } from '../support/pending-refusal.js';
+import { activityFailureOf } from '../support/failures.js';
+import { metricSample, scrapeMetrics } from '../support/metrics.js';
 
 const schema = useTestSchema(import.meta.filename);
 const temporal = useTemporal();
@@ -28,16 +31,6 @@ const cli = (...args: string[]) => runCli([...args, '--schema', schema.name], { 
 
 function callsTo(call: CallRequest) {
   return vendor.actionsOn(CALL_ROUTE).filter((action) => (action.body as CallRequest).to === call.to);
-}
-
-/** Polls the workflow's query until it reports a refused call it waits on. */
-async function waitingOn(handle: WorkflowHandle): Promise<PendingRefusal> {
-  for (let i = 0; i < 200; i++) {
-    const [pending] = await handle.query<PendingRefusal[]>(PENDING_REFUSALS_QUERY);
-    if (pending) return pending;
-    await sleep(100);
-  }
-  throw new Error('the workflow never reported a refused call');
 }
 
 async function currentDetails(handle: WorkflowHandle): Promise<string> {
@@ -125,6 +118,20 @@ function dropsTheLineOnce(): { placeCall: (request: CallRequest, ...rest: unknow
   };
 }
 
+/**
+ * The operator's part: a decision signalled by hand while nothing is on record, which must leave the
+ * workflow waiting again with the activity not called, then a real `resolve` with `result`.
+ */
+function decideByHandThenResolve(activity: { bodies: () => number }, result: string) {
+  return async (pending: PendingRefusal, handle: WorkflowHandle) => {
+    await handle.signal(OPERATOR_DECISION_SIGNAL, { key: pending.key, decision: 'resolved' });
+    await sleep(1_500);
+    expect((await waitingOn(handle)).key).toBe(pending.key);
+    expect(activity.bodies()).toBe(1);
+    expect((await cli('resolve', pending.key, '--result', result)).code).toBe(0);
+  };
+}
+
 describe('the resumed call carries the refused call\'s key', () => {
   it('under call scope, where the new call has a new activity id: resolve answers from the record', async () => {
     const call: CallRequest = { to: uniqueName('+49'), message: 'call scope' };
@@ -140,17 +147,53 @@ describe('the resumed call carries the refused call\'s key', () => {
     expect(activity.bodies()).toBe(1);
   });
 
-  it('when the closure rebuilds the arguments (a fresh request id): resolve answers from the record', async () => {
+  it('when the closure rebuilds a request id that keyArgs leaves out: resolve answers from the record', async () => {
     const call: CallRequest = { to: uniqueName('+49'), message: 'fresh request id' };
     const activity = dropsTheLineOnce();
     const result = await refuseThenResume(
       { placeCall: activity.placeCall },
       call,
       async (pending) => expect((await cli('resolve', pending.key, '--result', '{"id":"fresh_resolved"}')).code).toBe(0),
-      { workflow: 'resumableFreshRequest' },
+      { workflow: 'resumableFreshRequest', options: { activities: { placeCall: { keyArgs: (args) => args[0] } } } },
     );
     expect(result).toEqual([{ id: 'fresh_resolved' }]);
     expect(activity.bodies()).toBe(1);
+  });
+
+  it('when the closure rebuilds a request id that is part of the key: refused by name after resolve, never called again', async () => {
+    const call: CallRequest = { to: uniqueName('+49'), message: 'fresh request id in the key' };
+    const activity = dropsTheLineOnce();
+    const failure = await activityFailureOf(
+      refuseThenResume(
+        { placeCall: activity.placeCall },
+        call,
+        async (pending) => expect((await cli('resolve', pending.key, '--result', '{"id":"fresh_resolved"}')).code).toBe(0),
+        { workflow: 'resumableFreshRequest' },
+      ),
+    );
+    expect(failure.type).toBe('IdempotencyKeyReuse');
+    expect(failure.nonRetryable).toBe(true);
+    expect((failure.details?.[0] as RefusalDetails).reason).toBe('resumed-arguments-changed');
+    expect(failure.message).toContain('leave it out of the key with keyArgs');
+    expect(activity.bodies()).toBe(1);
+    expect(callsTo(call)).toHaveLength(1);
+  });
+
+  it('when the closure rebuilds a request id that is part of the key, a hand-made decision with nothing on record is refused again and waits again', async () => {
+    const call: CallRequest = { to: uniqueName('+49'), message: 'fresh request id, early decision' };
+    const activity = dropsTheLineOnce();
+    const failure = await activityFailureOf(
+      refuseThenResume(
+        { placeCall: activity.placeCall },
+        call,
+        // The record has no outcome yet: the refusal stands and the workflow waits again, whatever the arguments.
+        decideByHandThenResolve(activity, '{"id":"fresh_resolved"}'),
+        { workflow: 'resumableFreshRequest' },
+      ),
+    );
+    expect((failure.details?.[0] as RefusalDetails).reason).toBe('resumed-arguments-changed');
+    expect(activity.bodies()).toBe(1);
+    expect(callsTo(call)).toHaveLength(1);
   });
 
   it('when the closure rebuilds the arguments: release runs it for real, once', async () => {
@@ -176,13 +219,7 @@ describe('the resumed call carries the refused call\'s key', () => {
     const result = await refuseThenResume(
       { placeCall: activity.placeCall },
       call,
-      async (pending, handle) => {
-        await handle.signal(OPERATOR_DECISION_SIGNAL, { key: pending.key, decision: 'resolved' });
-        await sleep(1_500);
-        expect((await waitingOn(handle)).key).toBe(pending.key);
-        expect(activity.bodies()).toBe(1);
-        expect((await cli('resolve', pending.key, '--result', '{"id":"after_forgery"}')).code).toBe(0);
-      },
+      decideByHandThenResolve(activity, '{"id":"after_forgery"}'),
       { options: { activities: { placeCall: { scope: 'call' } } } },
     );
     expect(result).toEqual([{ id: 'after_forgery' }]);
@@ -348,8 +385,8 @@ describe('metrics', () => {
         .execute('callActivity', { taskQueue, workflowId: uniqueName('wf'), args: [{ activity: 'dial', args: [] }] })
         .catch(() => undefined);
     });
-    const text = await scrapeUntil((body) => body.includes(taskQueue) && body.includes('idempotency_refusals'));
-    const value = (name: string, ...labels: string[]) => sampleOf(text, name, [`taskQueue="${taskQueue}"`, ...labels]);
+    const text = await scrapeMetrics((body) => body.includes(taskQueue) && body.includes('idempotency_refusals'));
+    const value = (name: string, ...labels: string[]) => metricSample(text, name, [`taskQueue="${taskQueue}"`, ...labels]);
     expect(value('idempotency_claims', 'activityType="notify"')).toBe(1);
     expect(value('idempotency_claims', 'activityType="dial"')).toBe(1);
     expect(value('idempotency_replays', 'activityType="notify"')).toBe(1);
@@ -358,21 +395,3 @@ describe('metrics', () => {
     expect(calls).toBe(1);
   });
 });
-
-/** The value of the one sample of `name` whose labels include all of `labels`. */
-function sampleOf(text: string, name: string, labels: string[]): number | undefined {
-  const line = text
-    .split('\n')
-    .find((candidate) => candidate.startsWith(`${name}{`) && labels.every((label) => candidate.includes(label)));
-  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
-}
-
-async function scrapeUntil(ready: (body: string) => boolean): Promise<string> {
-  let body = '';
-  for (let i = 0; i < 50; i++) {
-    body = await (await fetch(process.env['TEST_PROMETHEUS_URL']!)).text();
-    if (ready(body)) return body;
-    await sleep(100);
-  }
-  return body;
-}

@@ -44,9 +44,25 @@ const openTelemetryActivity: ActivityInterceptorsFactory = (ctx) => ({
 });
 
 /** Both plugins, in the order given: IdempotencyPlugin puts the OpenTelemetry interceptor outside its own either way. */
-function pluginsIn<Activities extends object>(order: 'idempotency first' | 'OpenTelemetry first', options: Omit<IdempotencyOptions<Activities>, 'store'> = {}): WorkerPlugin[] {
-  const idempotency = new IdempotencyPlugin<Activities>({ store: store(), ...options });
+function pluginsIn<Activities extends object>(
+  order: 'idempotency first' | 'OpenTelemetry first',
+  options: Omit<IdempotencyOptions<Activities>, 'store'> = {},
+  claimStore: PostgresClaimStore = store(),
+): WorkerPlugin[] {
+  const idempotency = new IdempotencyPlugin<Activities>({ store: claimStore, ...options });
   return order === 'idempotency first' ? [idempotency, openTelemetryPlugin()] : [openTelemetryPlugin(), idempotency];
+}
+
+/** A store that says when an attempt first waits on a claim (watches it for its owner's outcome). */
+class StoreWatchedOnce extends PostgresClaimStore {
+  private onWatch = () => undefined as void;
+  readonly watched = new Promise<void>((resolve) => (this.onWatch = resolve));
+
+  override async watch(key: string): ReturnType<PostgresClaimStore['watch']> {
+    const watch = await super.watch(key);
+    this.onWatch();
+    return watch;
+  }
 }
 
 function named(spans: readonly ReadableSpan[], name: string): ReadableSpan[] {
@@ -139,17 +155,19 @@ describe('with the OpenTelemetry interceptors registered', () => {
 
   it('a wait for a live owner is a child span, and the owner\'s result is the answer', async () => {
     const bodyAttempts: number[] = [];
+    const waiting = new StoreWatchedOnce({ pool: schema.pool, schema: schema.name });
     const activities = {
       slowSend: async () => {
         const { attempt } = Context.current().info;
         bodyAttempts.push(attempt);
-        if (attempt === 1) await sleep(5_000); // outlives its 4 s start-to-close timeout, alive
+        // Outlives its 4 s start-to-close timeout, alive, until attempt 2 waits for it (however late a loaded machine starts it).
+        if (attempt === 1) await Promise.race([waiting.watched, sleep(30_000)]);
         return `sent by attempt ${attempt}`;
       },
     };
     const taskQueue = uniqueName('tq');
     const workflowId = uniqueName('wf');
-    const results = await temporal.withWorker({ taskQueue, activities, plugins: pluginsIn('idempotency first') }, () =>
+    const results = await temporal.withWorker({ taskQueue, activities, plugins: pluginsIn('idempotency first', {}, waiting) }, () =>
       temporal.client.workflow.execute('callActivity', { taskQueue, workflowId, args: [{ activity: 'slowSend', args: [], startToCloseTimeoutMs: 4_000 }] }),
     );
     expect(results).toEqual(['sent by attempt 1']);

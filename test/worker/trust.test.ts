@@ -32,6 +32,7 @@ import { XorCodec } from '../support/codecs.js';
 import { claimRequest } from '../support/claims.js';
 import { loggedLines } from '../support/logs.js';
 import { runCli } from '../support/cli.js';
+import { metricSample, scrapeMetrics } from '../support/metrics.js';
 import { workflowInterceptorModules } from '../../dev/workflow-interceptors.js';
 
 const schema = useTestSchema(import.meta.filename);
@@ -49,8 +50,8 @@ async function run(
   input: { activity: string; args: unknown[] },
   options: IdempotencyOptions,
   workflowId = uniqueName('wf'),
+  taskQueue = uniqueName('tq'),
 ) {
-  const taskQueue = uniqueName('tq');
   return temporal.withWorker({ taskQueue, activities, interceptors: { activity: idempotencyInterceptors(options) } }, () =>
     temporal.client.workflow.execute('callActivity', { taskQueue, workflowId, args: [input] }),
   );
@@ -82,16 +83,25 @@ describe('records written without the secret are refused, never obeyed', () => {
       ],
     );
     let charges = 0;
+    const taskQueue = uniqueName('tq');
     const failure = await activityFailureOf(
-      run({ charge: async () => (charges++, { id: 'ch_real' }) }, { activity: 'charge', args: [{ order, cents: 990_000 }] }, {
-        store: storeWith({ secret: SECRET }),
-        activities: { charge: { key: ({ args }) => (args[0] as { order: string }).order } },
-      }),
+      run(
+        { charge: async () => (charges++, { id: 'ch_real' }) },
+        { activity: 'charge', args: [{ order, cents: 990_000 }] },
+        { store: storeWith({ secret: SECRET }), activities: { charge: { key: ({ args }) => (args[0] as { order: string }).order } } },
+        uniqueName('wf'),
+        taskQueue,
+      ),
     );
     expect(failure.type).toBe(IdempotencyRecordRejected);
     expect(failure.nonRetryable).toBe(true);
     expect(failure.message).toContain(key);
     expect(charges).toBe(0);
+    // Counted for the alert the README sets on it: one refused attempt, of this type.
+    const labels = [`taskQueue="${taskQueue}"`, 'activityType="charge"'];
+    const text = await scrapeMetrics((body) => metricSample(body, 'idempotency_refusals', labels) !== undefined);
+    expect(metricSample(text, 'idempotency_refusals', [...labels, `type="${IdempotencyRecordRejected}"`])).toBe(1);
+    expect(metricSample(text, 'idempotency_claims', labels)).toBeUndefined();
   });
 
   it('a genuine encrypted result copied onto another key: refused', async () => {
@@ -241,11 +251,17 @@ describe('no user data in plain text, with a codec', () => {
 });
 
 describe('notifications anyone can send', () => {
-  it('a NOTIFY storm on a key makes a waiter re-read at most five times a second', async () => {
+  it('a NOTIFY storm on a key reaches the waiter, and makes it re-read at most five times a second', async () => {
     const store = storeWith({ secret: SECRET });
     const { inForce } = await store.keyFormats();
     const request = claimRequest({ keyFormat: { version: inForce.version, secretId: inForce.secretId } });
     await store.begin(request, 60_000);
+    // A bystander on the same channel counts what the storm delivers.
+    const bystander = new pg.Client({ connectionString: inject('databaseUrl') });
+    await bystander.connect();
+    let delivered = 0;
+    bystander.on('notification', (message) => void (message.payload === request.key && delivered++));
+    await bystander.query(`LISTEN ${bystander.escapeIdentifier(outcomeChannel(schema.name))}`);
     const watch = await store.watch(request.key);
     let reads = 0;
     const spoofer = new pg.Pool({ connectionString: inject('databaseUrl'), max: 2 });
@@ -267,8 +283,14 @@ describe('notifications anyone can send', () => {
       storming = false;
       await storm;
       watch.close();
+      await bystander.end();
     }
     const seconds = (Date.now() - started) / 1000;
+    expect(delivered).toBeGreaterThan(100);
+    // Woken by the storm: left alone with its owner's 60 s lease, it reads about three times in 3 s (at the
+    // start, once its LISTEN connection is up, and at its deadline; seen: 3), so reads near the five-a-second
+    // bound (seen: 16) can only come from the notifications it received.
+    expect(reads).toBeGreaterThanOrEqual(Math.floor(seconds * 5 * 0.5));
     expect(reads).toBeLessThanOrEqual(Math.ceil(seconds * 5) + 1);
   });
 });

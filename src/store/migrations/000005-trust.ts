@@ -9,7 +9,8 @@
  * - `outcome_detail`, `error_detail`: the texts that may hold user data (an error
  *   message with a URL and its api key, say), as payloads through the worker's
  *   codec; `outcome_note` and `error_class` keep only what is safe to show.
- * - `operator_actions`: who changed which claim, when, why, and from what to what.
+ * - `operator_actions`: who changed which claim, when, why, and from what to what;
+ *   who and when are stamped by a trigger (session_user, now()), never taken from the row.
  * - Triggers reject UPDATE, DELETE and TRUNCATE on the ledger and the operator
  *   trail for every role but the tables' owner (the migrator), so "append-only"
  *   holds even for a worker role that was granted more than it needs.
@@ -63,6 +64,18 @@ CREATE TRIGGER ledger_append_only BEFORE UPDATE OR DELETE ON ${schema}.ledger
   FOR EACH ROW EXECUTE FUNCTION ${schema}.reject_unless_owner();
 CREATE TRIGGER ledger_no_truncate BEFORE TRUNCATE ON ${schema}.ledger
   FOR EACH STATEMENT EXECUTE FUNCTION ${schema}.reject_unless_owner();
+-- Who and when are the database's word, not the row's: the operator role may INSERT, and a row in a
+-- colleague's name, or backdated, would make the trail lie about who decided.
+CREATE FUNCTION ${schema}.stamp_operator_action() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  NEW.database_user := session_user;
+  NEW.at := now();
+  RETURN NEW;
+END
+$$;
+
+CREATE TRIGGER operator_actions_stamped BEFORE INSERT ON ${schema}.operator_actions
+  FOR EACH ROW EXECUTE FUNCTION ${schema}.stamp_operator_action();
 CREATE TRIGGER operator_actions_append_only BEFORE UPDATE OR DELETE ON ${schema}.operator_actions
   FOR EACH ROW EXECUTE FUNCTION ${schema}.reject_unless_owner();
 CREATE TRIGGER operator_actions_no_truncate BEFORE TRUNCATE ON ${schema}.operator_actions

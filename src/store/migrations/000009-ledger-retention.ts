@@ -6,7 +6,7 @@
  * (SECURITY DEFINER), so the operator role may call it without being able to
  * delete ledger rows itself, and it can only do what retention needs: delete
  * whole calls (started, finished and reconciled rows) whose last entry is
- * older than `older_than`, never one under a day old, never one whose key
+ * older than `older_than`, never one under a day old, never one any of whose keys
  * still has a claim without an outcome (the runbook needs those), and it
  * appends what it did to the operator trail. Returns the rows it deletes (or,
  * with `dry_run`, would).
@@ -20,9 +20,11 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
   FROM ${schema}.ledger AS entry
   GROUP BY entry.call_id
   HAVING max(entry.at) < now() - older_than
+    -- Every key the call's entries name, not one: the worker role writes the entries, and one under
+    -- another key must not make a call whose claim has no outcome look settled.
     AND NOT EXISTS (
       SELECT 1 FROM ${schema}.claims AS claim
-      WHERE claim.key = min(entry.key) AND claim.state <> 'completed')
+      WHERE claim.key = ANY (array_agg(entry.key)) AND claim.state <> 'completed')
 $$;
 REVOKE ALL ON FUNCTION ${schema}.ledger_prunable_calls(interval) FROM PUBLIC;
 
@@ -31,11 +33,13 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   pruned bigint;
 BEGIN
-  IF older_than IS NULL OR older_than < interval '1 day' THEN
+  -- The cutoff itself is checked, not the interval: intervals compare a month as 30 days, but now() - older_than
+  -- subtracts calendar months, so '-12 mons +361 days' compares as a day yet cuts off days in the future.
+  IF older_than IS NULL OR now() - older_than > now() - interval '24 hours' THEN
     RAISE EXCEPTION 'the ledger keeps every call for at least a day: % is shorter', older_than
       USING ERRCODE = 'TI003';
   END IF;
-  IF dry_run THEN
+  IF dry_run IS NOT FALSE THEN -- NULL counts, deletes nothing
     SELECT count(*) INTO pruned FROM ${schema}.ledger
     WHERE call_id IN (SELECT call_id FROM ${schema}.ledger_prunable_calls(older_than));
   ELSE

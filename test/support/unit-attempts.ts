@@ -1,0 +1,207 @@
+/**
+ * For the unit tier: activities run attempt by attempt under the interceptors
+ * on the in-memory store of `temporal-idempotency/testing`, as a user's own
+ * unit tests run them, with what a test checks afterwards: the failure an
+ * attempt ended with, the lines it logged, and a store that fails (or stalls)
+ * on demand, as Postgres does when it is down or slow.
+ */
+import type { Info } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
+import type { LogEntry } from '@temporalio/worker';
+import type { Payload } from '@temporalio/common';
+import type { BeginResult, Claim, ClaimRequest, ClaimWatch, Waiter } from '../../src/index.js';
+import type { OutcomeNote } from '../../src/store/claim-store.js';
+import { IdempotentActivityEnvironment, InMemoryClaimStore, ManualClock } from '../../src/testing/index.js';
+import type { IdempotentActivityEnvironmentOptions } from '../../src/testing/index.js';
+
+/** The store operations a test can make fail or stall. */
+export type StoreOperation = 'begin' | 'complete' | 'release' | 'markUnknown' | 'takeOver' | 'watch' | 'addWaiter';
+
+/**
+ * A lease that outlasts an attempt with a one-second start-to-close timeout past its deadline (that
+ * timeout plus the 30 s grace), so the owner of a hung call still looks alive there.
+ */
+export const HUNG_LEASE_MS = 5 * 60_000;
+
+/** What `pg` rejects with when Postgres refuses the connection; its message names the host, which must not leak. */
+export function connectionRefused(): Error {
+  return Object.assign(new Error('connect ECONNREFUSED 10.1.2.3:5432'), { code: 'ECONNREFUSED' });
+}
+
+/**
+ * The in-memory store, with faults: an operation told to `fail` rejects before it touches a claim
+ * (as a statement that never reached Postgres), one told to `stall` waits until released, and
+ * with `forgeRecords` every claim found reads as not authenticating (a row written without the
+ * deployment's secret).
+ */
+export class FaultyClaimStore extends InMemoryClaimStore {
+  private readonly faults = new Map<StoreOperation, { error: unknown; times: number }>();
+  private readonly stalls = new Map<StoreOperation, Promise<void>>();
+  /** How many times each operation was asked for, failed or not. */
+  readonly asked = new Map<StoreOperation, number>();
+  forgeRecords = false;
+
+  /** `operation` rejects with `error` the next `times` times it is asked for. */
+  fail(operation: StoreOperation, error: unknown = connectionRefused(), times = Number.POSITIVE_INFINITY): void {
+    this.faults.set(operation, { error, times });
+  }
+
+  heal(operation: StoreOperation): void {
+    this.faults.delete(operation);
+  }
+
+  /** `operation` waits, from its next call on, until the returned function is called. */
+  stall(operation: StoreOperation): () => void {
+    let release = () => undefined as void;
+    this.stalls.set(operation, new Promise<void>((resolve) => (release = resolve)));
+    return () => {
+      this.stalls.delete(operation);
+      release();
+    };
+  }
+
+  override async begin(request: ClaimRequest, leaseMs: number): Promise<BeginResult> {
+    await this.ask('begin');
+    const begun = await super.begin(request, leaseMs);
+    return begun.won || !this.forgeRecords ? begun : { won: false, claim: { ...begun.claim, authenticity: 'rejected' } };
+  }
+
+  override async complete(claim: Claim, result: Payload): Promise<boolean> {
+    await this.ask('complete');
+    return super.complete(claim, result);
+  }
+
+  override async release(claim: Claim): Promise<boolean> {
+    await this.ask('release');
+    return super.release(claim);
+  }
+
+  override async markUnknown(claim: Claim, note: OutcomeNote): Promise<boolean> {
+    await this.ask('markUnknown');
+    return super.markUnknown(claim, note);
+  }
+
+  override async takeOver(orphan: Claim, request: ClaimRequest, leaseMs: number): Promise<Claim | null> {
+    await this.ask('takeOver');
+    return super.takeOver(orphan, request, leaseMs);
+  }
+
+  override async watch(key: string): Promise<ClaimWatch> {
+    await this.ask('watch');
+    return super.watch(key);
+  }
+
+  override async addWaiter(waiter: Waiter): Promise<void> {
+    await this.ask('addWaiter');
+    return super.addWaiter(waiter);
+  }
+
+  /** The one claim the test's activities left (most tests run one action). */
+  async onlyClaim(): Promise<Claim> {
+    const claims = await this.claims();
+    if (claims.length !== 1) throw new Error(`expected exactly one claim in the store, found ${claims.length}`);
+    return claims[0]!;
+  }
+
+  private async ask(operation: StoreOperation): Promise<void> {
+    this.asked.set(operation, (this.asked.get(operation) ?? 0) + 1);
+    await this.stalls.get(operation);
+    const fault = this.faults.get(operation);
+    if (!fault) return;
+    if (--fault.times <= 0) this.faults.delete(operation);
+    throw fault.error;
+  }
+}
+
+/**
+ * One workflow's attempts at its activities, on one store and a clock the test moves. Each
+ * `attempt(activityType, n)` is attempt n of that activity type in the same workflow, so attempts of
+ * the same action share its key (the default scope, `workflow`).
+ */
+export class Attempts {
+  readonly clock = new ManualClock(new Date('2030-01-02T03:04:05.000Z'));
+  readonly store = new FaultyClaimStore({ clock: this.clock });
+  /** Everything the attempts logged, the interceptor's lines and the SDK's. */
+  readonly logs: LogEntry[] = [];
+  readonly environment: IdempotentActivityEnvironment;
+
+  constructor(options: Omit<IdempotentActivityEnvironmentOptions, 'store' | 'mockOptions'> = {}) {
+    this.environment = new IdempotentActivityEnvironment({
+      ...options,
+      store: this.store,
+      // An attempt's own time bounds how long it waits for an earlier one: a minute, unless a test says less.
+      info: { workflowExecution: { workflowId: 'order-42', runId: 'run-1' }, startToCloseTimeoutMs: 60_000, ...options.info },
+      mockOptions: { logger: new DefaultLogger('DEBUG', (entry) => void this.logs.push(entry)) },
+    });
+  }
+
+  /** Attempt `attempt` of `activityType`: `.run(activity, ...args)` it, `.cancel()` it, hear its heartbeats. */
+  attempt(activityType: string, attempt: number, info: Partial<Info> = {}): MockActivityEnvironment {
+    return this.environment.attempt({ ...info, activityType, attempt });
+  }
+
+  /**
+   * Moves the clock a second past the deadline of the only claim's attempt (its start-to-close timeout
+   * plus the grace) and returns the claim as it reads then. Start that attempt with a short
+   * `startToCloseTimeoutMs` and these attempts with a lease longer than the move (`HUNG_LEASE_MS`): its
+   * owner still holds the lease, Temporal has given up on the attempt, and the call hangs.
+   */
+  async passDeadline(): Promise<Claim> {
+    const { deadlineAt } = await this.store.onlyClaim();
+    if (deadlineAt === null) throw new Error('the claim has no deadline: start its attempt with a startToCloseTimeoutMs');
+    this.clock.advance(deadlineAt.getTime() + 1_000 - this.clock.now());
+    const claim = await this.store.onlyClaim();
+    if (claim.state === 'claimed' && !claim.ownerAlive) throw new Error('the owner\'s lease lapsed before its deadline: use a longer leaseMs');
+    return claim;
+  }
+
+  /** The lines logged at `level` whose message matches `pattern`. */
+  logged(level: LogEntry['level'], pattern: RegExp): LogEntry[] {
+    return this.logs.filter((entry) => entry.level === level && pattern.test(entry.message));
+  }
+}
+
+/** The ApplicationFailure an attempt ended with (thrown at once, or rejected); fails the test if it did not fail so. */
+export async function failureOf(attempt: () => Promise<unknown>): Promise<ApplicationFailure> {
+  const error = await errorOf(attempt);
+  if (!(error instanceof ApplicationFailure)) throw new Error(`expected an ApplicationFailure, got ${String(error)}`, { cause: error });
+  return error;
+}
+
+/** The error an attempt ended with (thrown at once, or rejected); fails the test if it succeeded. */
+export async function errorOf(attempt: () => Promise<unknown>): Promise<unknown> {
+  let outcome: Promise<unknown>;
+  try {
+    outcome = attempt();
+  } catch (error) {
+    return error;
+  }
+  return outcome.then(
+    (value) => {
+      throw new Error(`expected the attempt to fail, it returned ${JSON.stringify(value)}`);
+    },
+    (error: unknown) => error,
+  );
+}
+
+/** An activity's body that runs until the test lets it finish: a call still in flight. */
+export function callInFlight<T>(): { readonly started: () => boolean; readonly body: () => Promise<T>; finish(value: T): void; fail(error: unknown): void } {
+  let started = false;
+  let resolve: (value: T) => void = () => undefined;
+  let reject: (error: unknown) => void = () => undefined;
+  const done = new Promise<T>((ok, fail) => {
+    resolve = ok;
+    reject = fail;
+  });
+  return {
+    started: () => started,
+    body: () => {
+      started = true;
+      return done;
+    },
+    finish: (value) => resolve(value),
+    fail: (error) => reject(error),
+  };
+}
