@@ -27,14 +27,26 @@ const IN_FLIGHT_CODES = new Set([
 /** `AbortSignal` reasons: a timeout or an abort mid-request or mid-body. */
 const IN_FLIGHT_NAMES = new Set(['AbortError', 'TimeoutError']);
 
+/**
+ * Socket reads and writes: they run on a connection that was made, so whatever they raise (an ICMP
+ * "host unreachable" on an established connection included) came after the request may have left.
+ */
+const SOCKET_IO_SYSCALLS = new Set(['read', 'write', 'writev', 'shutdown', 'send', 'sendmsg', 'recv', 'recvmsg']);
+
+/**
+ * Routing errors: raised by `connect` they prove no connection was made, but a router can send them
+ * for a connection already open too (Linux reports them on the next read or write), so they prove
+ * nothing was sent only when `connect` raised them.
+ */
+const NEVER_SENT_ON_CONNECT_ONLY = new Set(['ENETUNREACH', 'EHOSTUNREACH']);
+
 /** Nothing left the process: no connection was made. */
 const NEVER_SENT_CODES = new Set([
   'ECONNREFUSED',
   'ENOTFOUND',
   'EAI_AGAIN',
   'EAI_NONAME',
-  'ENETUNREACH',
-  'EHOSTUNREACH',
+  ...NEVER_SENT_ON_CONNECT_ONLY,
   'EADDRNOTAVAIL',
   'UND_ERR_CONNECT_TIMEOUT',
   'CERT_HAS_EXPIRED',
@@ -54,8 +66,11 @@ export function transportVerdict(error: unknown): TransportVerdict {
   let neverSent: string | null = null;
   for (const link of errorChain(error)) {
     const code = typeof link.code === 'string' ? link.code : undefined;
+    const syscall = typeof link.syscall === 'string' ? link.syscall : undefined;
     if (code && IN_FLIGHT_CODES.has(code)) return { inFlight: true, sign: code };
     if (typeof link.name === 'string' && IN_FLIGHT_NAMES.has(link.name)) return { inFlight: true, sign: link.name };
+    if (code && syscall && SOCKET_IO_SYSCALLS.has(syscall)) return { inFlight: true, sign: `${syscall} ${code}` };
+    if (code && NEVER_SENT_ON_CONNECT_ONLY.has(code) && syscall !== 'connect') return { inFlight: true, sign: syscall ? `${syscall} ${code}` : code };
     if (code && NEVER_SENT_CODES.has(code)) neverSent ??= code;
   }
   return { inFlight: false, sign: neverSent };
@@ -63,6 +78,8 @@ export function transportVerdict(error: unknown): TransportVerdict {
 
 interface ErrorLike {
   readonly code?: unknown;
+  /** Node's system errors name the call that failed: `connect`, `read`, `write`, `getaddrinfo`… */
+  readonly syscall?: unknown;
   readonly name?: unknown;
   readonly cause?: unknown;
   readonly errors?: unknown;

@@ -95,6 +95,47 @@ describe('http', () => {
   });
 });
 
+/** A system error as Node's libuv bindings raise it (`read EHOSTUNREACH`), inside undici's `fetch failed`. */
+function systemError(syscall: string, code: string, errno: number): TypeError {
+  const cause = Object.assign(new Error(`${syscall} ${code}`), { errno, code, syscall });
+  return new TypeError('fetch failed', { cause });
+}
+
+describe('system errors, by the call that raised them', () => {
+  it('ambiguous: "host unreachable" on a read or write of an open connection (a router said so after the request left)', () => {
+    for (const [syscall, code, errno] of [
+      ['read', 'EHOSTUNREACH', -113],
+      ['write', 'ENETUNREACH', -101],
+      ['writev', 'EHOSTUNREACH', -113],
+    ] as const) {
+      expect(classifyOutcome(systemError(syscall, code, errno), notCancelled)).toMatchObject({
+        ambiguous: true,
+        summary: expect.stringContaining(`${syscall} ${code}`),
+      });
+    }
+  });
+
+  it('ambiguous: any other error of a read or write on an open connection', () => {
+    expect(classifyOutcome(systemError('read', 'ENOTCONN', -107), notCancelled).ambiguous).toBe(true);
+    expect(classifyOutcome(systemError('write', 'ENETDOWN', -100), notCancelled).ambiguous).toBe(true);
+  });
+
+  it('ambiguous: a routing error that does not say it came from connect', () => {
+    const bare = new TypeError('fetch failed', { cause: Object.assign(new Error('EHOSTUNREACH'), { code: 'EHOSTUNREACH' }) });
+    expect(classifyOutcome(bare, notCancelled).ambiguous).toBe(true);
+  });
+
+  it('definite: the same routing errors raised by connect, before anything was sent', () => {
+    expect(classifyOutcome(systemError('connect', 'EHOSTUNREACH', -113), notCancelled).ambiguous).toBe(false);
+    expect(classifyOutcome(systemError('connect', 'ENETUNREACH', -101), notCancelled).ambiguous).toBe(false);
+  });
+
+  it('definite: a file the activity could not open before sending (not a socket)', () => {
+    const missing = Object.assign(new Error("ENOENT: no such file or directory, open 'template.json'"), { errno: -2, code: 'ENOENT', syscall: 'open' });
+    expect(classifyOutcome(missing, notCancelled).ambiguous).toBe(false);
+  });
+});
+
 describe('what decides first', () => {
   it('the activity\'s OutcomeUnknownError, even around a connection that was refused', async () => {
     const refused = await errorOf(async () => fetch(`http://127.0.0.1:${await freePort()}/`, { method: 'POST' }));
