@@ -85,6 +85,21 @@ export class FakeVendor extends EventEmitter<{ performed: [VendorAction]; held: 
     return this.requests.get(route) ?? 0;
   }
 
+  /**
+   * Keys sent to `route` again after the vendor had taken a request with them (answered from its
+   * idempotency store, refused as still in flight, or as a conflict), with how many requests each
+   * got: calls the caller made twice. This vendor acts once per key whatever it is sent, so its
+   * actions cannot show a second call; a vendor without idempotency keys would have acted again.
+   */
+  keysSentAgain(route: string): Map<string, number> {
+    const taken = new Map<string, number>();
+    for (const { route: requestRoute, idempotencyKey, handling } of this.log) {
+      if (requestRoute !== route || idempotencyKey === null || handling === 'unavailable') continue;
+      taken.set(idempotencyKey, (taken.get(idempotencyKey) ?? 0) + 1);
+    }
+    return new Map([...taken].filter(([, requests]) => requests > 1));
+  }
+
   /** Resolves when the next request to `route` is held unperformed (`hang-before-performing`). */
   nextHeld(route: string): Promise<void> {
     return new Promise((resolve) => {

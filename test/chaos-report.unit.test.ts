@@ -19,6 +19,7 @@ const clean: ChaosReport = {
   seconds: 30,
   keysActedOnce: 10,
   keysActedTwice: [],
+  keysSentTwice: [],
   vendorReplays: 0,
   outcomes: { completed: 2 },
   openClaims: [],
@@ -47,5 +48,13 @@ describe('the chaos report and Postgres restarts', () => {
   it('accepts no restarts only when none were asked for', () => {
     expect(restartsImpossibleOn({ embedded: true })).toBeNull();
     expect(problemsIn({ ...clean, postgresRestarts: 0, postgresRestartsWanted: 0 })).toEqual([]);
+  });
+});
+
+describe('the chaos report and second calls', () => {
+  it('fails a run that sent a key twice for an activity type without vendorDedup, though the vendor acted once', () => {
+    expect(problemsIn({ ...clean, keysSentTwice: [{ key: 'k1', route: 'POST /v1/charges', requests: 2 }] })).toEqual([
+      'key k1 was sent to POST /v1/charges 2 times, though its activity type is not vendorDedup',
+    ]);
   });
 });

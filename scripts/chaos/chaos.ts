@@ -13,6 +13,7 @@ import pg from 'pg';
 import type { Client } from '@temporalio/client';
 import { migrate } from '../../src/index.js';
 import { FakeVendor } from '../../activities/fake-vendor.js';
+import { CALL_ROUTE, CHARGE_ROUTE } from '../../activities/index.js';
 import type { ChaosBatch } from './workflows.js';
 import { applicationFailureIn } from '../../dev/failures.js';
 import { startPostgres } from '../../dev/postgres.js';
@@ -42,6 +43,10 @@ export interface ChaosOptions {
 }
 
 const LEASE_MS = 2_000;
+/** The activity types the workers declare `vendorDedup`: they may send a key again, by design. */
+const VENDOR_DEDUP_ACTIVITIES = ['placeCall'];
+/** The vendor route each example activity posts to. */
+const ROUTES: Readonly<Record<string, string>> = { chargeCard: CHARGE_ROUTE, placeCall: CALL_ROUTE };
 const DEFAULT_POSTGRES_RESTARTS = 2;
 
 /** Why a run on `postgres` cannot restart it, or null when it can. */
@@ -85,7 +90,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         vendorUrl: vendor.url,
         schema,
         leaseMs: LEASE_MS,
-        vendorDedup: ['placeCall'],
+        vendorDedup: VENDOR_DEDUP_ACTIVITIES,
         reconcile: options.reconcile ?? false,
       });
       workers.add(worker);
@@ -202,7 +207,7 @@ async function report(
   schema: string,
   vendor: FakeVendor,
   outcomes: string[],
-  run: Omit<ChaosReport, 'keysActedOnce' | 'keysActedTwice' | 'vendorReplays' | 'outcomes' | 'openClaims'> & { killed: Set<number> },
+  run: Omit<ChaosReport, 'keysActedOnce' | 'keysActedTwice' | 'keysSentTwice' | 'vendorReplays' | 'outcomes' | 'openClaims'> & { killed: Set<number> },
 ): Promise<ChaosReport> {
   const actionsByKey = new Map<string, number>();
   for (const action of vendor.actions) actionsByKey.set(action.idempotencyKey ?? 'no key', (actionsByKey.get(action.idempotencyKey ?? 'no key') ?? 0) + 1);
@@ -215,6 +220,9 @@ async function report(
     ...rest,
     keysActedOnce: [...actionsByKey.values()].filter((count) => count === 1).length,
     keysActedTwice: [...actionsByKey].filter(([, count]) => count > 1).map(([key, actions]) => ({ key, actions })),
+    keysSentTwice: Object.entries(ROUTES)
+      .filter(([activityType]) => !VENDOR_DEDUP_ACTIVITIES.includes(activityType))
+      .flatMap(([, route]) => [...vendor.keysSentAgain(route)].map(([key, requests]) => ({ key, route, requests }))),
     vendorReplays: vendor.log.filter((request) => request.handling === 'replayed').length,
     outcomes: outcomes.reduce<Record<string, number>>((counts, outcome) => ({ ...counts, [outcome]: (counts[outcome] ?? 0) + 1 }), {}),
     openClaims: rows.map((row) => ({ key: row.key, state: row.state, claimedBy: row.claimed_by, matchesKilledAttempt: killedNames.has(row.claimed_by) })),

@@ -13,6 +13,12 @@ export interface ChaosReport {
   /** How many keys the vendor acted on once, and the keys it acted on more than once. */
   readonly keysActedOnce: number;
   readonly keysActedTwice: readonly { key: string; actions: number }[];
+  /**
+   * Keys of activity types not declared `vendorDedup` that reached the vendor again after it had
+   * taken them: a second call, which this vendor's dedup hid (it acts once per key whatever it is
+   * sent) and a vendor without idempotency keys would have acted on.
+   */
+  readonly keysSentTwice: readonly { key: string; route: string; requests: number }[];
   /** Requests the vendor answered from its own idempotency store (vendorDedup re-runs). */
   readonly vendorReplays: number;
   /** How every workflow ended: `completed`, or the failure type it failed with. */
@@ -38,6 +44,9 @@ export function problemsIn(report: ChaosReport): string[] {
     );
   }
   for (const { key, actions } of report.keysActedTwice) problems.push(`key ${key} was acted on ${actions} times`);
+  for (const { key, route, requests } of report.keysSentTwice) {
+    problems.push(`key ${key} was sent to ${route} ${requests} times, though its activity type is not vendorDedup`);
+  }
   for (const [outcome, count] of Object.entries(report.outcomes)) {
     if (!ACCEPTED_OUTCOMES.has(outcome)) problems.push(`${count} workflow(s) ended with ${outcome}, not a named refusal`);
   }
@@ -56,6 +65,8 @@ export function printReport(report: ChaosReport, log: (line: string) => void): v
   log(`Vendor: ${report.keysActedOnce} keys acted on once, ${report.keysActedTwice.length} more than once` +
     ` (${report.vendorReplays} repeats answered from the vendor's own idempotency store)`);
   for (const { key, actions } of report.keysActedTwice) log(`  ${key}: ${actions} actions`);
+  log(`Sent again without vendorDedup: ${report.keysSentTwice.length} keys (each a second call a vendor without idempotency keys would act on)`);
+  for (const { key, route, requests } of report.keysSentTwice) log(`  ${key}: ${requests} requests to ${route}`);
   log(`Workflows: ${Object.entries(report.outcomes).map(([outcome, count]) => `${outcome} ${count}`).join(', ')}`);
   if (report.reconcile) {
     const answers = Object.entries(report.reconciliations).map(([answer, count]) => `${answer} ${count}`).join(', ');

@@ -48,4 +48,16 @@ describe('the example vendor', () => {
     await charge(null, { amount: 10 });
     expect(vendor.actions.length - before).toBe(2);
   });
+
+  it('names the keys it was sent again after taking them, which its dedup hid, but not a retry of a 503', async () => {
+    await charge('k-twice', { amount: 10 });
+    await charge('k-twice', { amount: 10 });
+    vendor.script(CHARGE_ROUTE, 'unavailable');
+    await charge('k-after-503', { amount: 10 });
+    await charge('k-after-503', { amount: 10 });
+    const again = vendor.keysSentAgain(CHARGE_ROUTE);
+    expect(again.get('k-twice')).toBe(2);
+    expect(again.has('k-after-503')).toBe(false);
+    expect(vendor.actions.filter((a) => a.idempotencyKey === 'k-twice')).toHaveLength(1);
+  });
 });
