@@ -46,6 +46,24 @@ export class ClaimUndo {
     this.timer ??= setInterval(() => void this.runOnce(), UNDO_EVERY_MS).unref();
   }
 
+  /** Whether `token` is a claim being undone here: nothing ran under it, whatever its lease says. */
+  isPending(token: string): boolean {
+    return this.pending.has(token);
+  }
+
+  /**
+   * Undoes the claim of `token` at once, for a retry that found it before the next pass would have:
+   * true when it is gone. Rejects when Postgres cannot be reached (it is tried again in a second).
+   */
+  async undoNow(token: string): Promise<boolean> {
+    const pending = this.pending.get(token);
+    if (!pending) return false;
+    const undone = await this.undo([pending.key], [token]);
+    if (!undone.includes(token)) return false;
+    this.pending.delete(token);
+    return true;
+  }
+
   /** One last look for what is pending, then stops (the store is closing). */
   async stop(): Promise<void> {
     clearInterval(this.timer);

@@ -206,6 +206,9 @@ export class PostgresClaimStore implements ClaimStore {
       if (inserted) return { won: true, claim: inserted };
       // A separate statement, not a CTE: only a new snapshot sees a row a concurrent caller just committed.
       const existing = await this.get(request.key);
+      // A claim of this store's whose caller was told it failed (its insert's answer was lost): nothing ran
+      // under it. Undo it now and claim again, rather than let this retry wait out its lease and refuse.
+      if (existing && this.undo.isPending(existing.token) && (await this.undo.undoNow(existing.token))) continue;
       if (existing) return { won: false, claim: existing };
     }
     throw new ClaimContendedError(request.key, BEGIN_ATTEMPTS);

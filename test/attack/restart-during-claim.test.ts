@@ -15,22 +15,25 @@
 import { describe, expect, inject, it } from 'vitest';
 import pg from 'pg';
 import { IdempotencyStoreUnavailable, PostgresClaimStore, idempotencyInterceptors } from '../../src/index.js';
+import { claimRequest } from '../support/claims.js';
 import { useTestSchema } from '../support/schema.js';
 import { pendingActivityFailure, uniqueName, useTemporal } from '../support/temporal.js';
 
 const schema = useTestSchema(import.meta.filename);
 const temporal = useTemporal();
 
-function restartingPool(): { pool: pg.Pool; restartOnNextClaim: () => void } {
+function restartingPool(): { pool: pg.Pool; restartOnNextClaim: () => void; refuseUndos: (refused: boolean) => void } {
   const real = new pg.Pool({ connectionString: inject('databaseUrl'), connectionTimeoutMillis: 2_000 });
   real.on('error', () => undefined);
   let armed = false;
   let downUntil = 0;
+  let undosRefused = false;
   const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
   const query = async (config: unknown, values?: unknown) => {
     if (Date.now() < downUntil) throw refused();
     const name = (config as { name?: string; text?: string }).name ?? '';
     const text = (config as { text?: string }).text ?? String(config);
+    if (undosRefused && /^\s*DELETE FROM .*claims AS claim\s+USING unnest/.test(text)) throw refused();
     const isClaim = name.endsWith('_claim') || /INSERT INTO .*claims/.test(text);
     const result = await (real.query as (c: unknown, v?: unknown) => Promise<unknown>)(config, values);
     if (isClaim && armed) {
@@ -41,7 +44,7 @@ function restartingPool(): { pool: pg.Pool; restartOnNextClaim: () => void } {
     return result;
   };
   const pool = new Proxy(real, { get: (target, prop, receiver) => (prop === 'query' ? query : Reflect.get(target, prop, receiver)) });
-  return { pool, restartOnNextClaim: () => void (armed = true) };
+  return { pool, restartOnNextClaim: () => void (armed = true), refuseUndos: (value) => void (undosRefused = value) };
 }
 
 describe('a Postgres restart while a claim commits', () => {
@@ -68,9 +71,30 @@ describe('a Postgres restart while a claim commits', () => {
           (error: unknown) => ({ failedWith: (error as { cause?: { cause?: { type?: string } } }).cause?.cause?.type }),
         );
       });
-      // Fails today: { failedWith: 'IdempotencyOrphanedClaim' }, and the card was never charged.
+      // Before the fix: { failedWith: 'IdempotencyOrphanedClaim' }, and the card was never charged.
       expect(outcome, JSON.stringify(outcome)).toEqual({ result: [{ id: 'ch_1' }] });
       expect(bodies).toBe(1);
+    } finally {
+      await store.close();
+      await (pool as pg.Pool).end();
+    }
+  });
+
+  it('a retry that finds the claim the store is still undoing claims the key at once, whatever its lease says', async () => {
+    const { pool, restartOnNextClaim, refuseUndos } = restartingPool();
+    const store = new PostgresClaimStore({ pool, schema: schema.name });
+    try {
+      const request = claimRequest();
+      restartOnNextClaim();
+      refuseUndos(true); // every undo the store tries in the background fails, as if the restart took long
+      await expect(store.begin(request, 60_000)).rejects.toThrow(/Connection terminated unexpectedly/);
+      await new Promise((resolve) => setTimeout(resolve, 600)); // the restart is over; only the undos still fail
+      expect((await store.get(request.key))?.state).toBe('claimed'); // the ghost: committed, nobody holds it
+      // The retry comes first, on this worker: it must not wait for the ghost's 60 s lease, nor refuse it.
+      await expect(store.begin(request, 60_000)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+      refuseUndos(false);
+      const retried = await store.begin({ ...request, attempt: 2 }, 60_000);
+      expect(retried).toMatchObject({ won: true, claim: { attempt: 2 } });
     } finally {
       await store.close();
       await (pool as pg.Pool).end();
