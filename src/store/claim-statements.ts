@@ -37,6 +37,8 @@ export interface ClaimStatements {
   readonly markAwaited: string;
   readonly takeOver: string;
   readonly addWaiter: string;
+  readonly waitersToTell: string;
+  readonly waitersTold: string;
   readonly noteWorker: string;
 }
 
@@ -137,7 +139,7 @@ WITH settling AS (
   WHERE claim.key = settling.key AND claim.token = settling.token AND claim.state = 'claimed'
   RETURNING claim.key, claim.token, claim.awaited
 )
-SELECT settled.token, CASE WHEN settled.awaited THEN pg_notify($6, settled.key) END AS notified
+SELECT settled.token, settled.awaited, CASE WHEN settled.awaited THEN pg_notify($6, settled.key) END AS notified
 FROM settled, ${synchronous ? DURABLE_COMMIT : RELAXED_COMMIT}`,
 
     release: settling(`
@@ -188,10 +190,36 @@ WHERE key = $1 AND token = $2
   AND (state = 'unknown' OR (state = 'claimed' AND coalesce(lease_expires_at <= now(), true)))
 ${CLAIM_RETURNING}`,
 
+    // Flags the claim as awaited in the same statement, under its row lock: an outcome recorded after this
+    // sees the flag (and its recorder tells the waiter); one recorded before is the state returned.
     addWaiter: `
-INSERT INTO ${waiters} (key, namespace, workflow_id, run_id, activity_type)
-VALUES ($1, $2, $3, $4, $5)
-ON CONFLICT (key, namespace, workflow_id) DO UPDATE SET run_id = EXCLUDED.run_id, refused_at = now()`,
+WITH noted AS (
+  INSERT INTO ${waiters} (key, namespace, workflow_id, run_id, activity_type)
+  VALUES ($1, $2, $3, $4, $5)
+  ON CONFLICT (key, namespace, workflow_id) DO UPDATE SET run_id = EXCLUDED.run_id, refused_at = now()
+  RETURNING key
+), flagged AS (
+  UPDATE ${table} AS claim
+  SET awaited = true
+  FROM noted
+  WHERE claim.key = noted.key
+  RETURNING claim.state
+)
+SELECT (SELECT state FROM flagged) AS state`,
+
+    // Refused since they were last told (or never told): they may still wait in resumable().
+    waitersToTell: `
+SELECT key, namespace, workflow_id AS "workflowId", run_id AS "runId", activity_type AS "activityType"
+FROM ${waiters}
+WHERE key = $1 AND (signalled_at IS NULL OR signalled_at < refused_at)
+ORDER BY refused_at`,
+
+    // $1 key, $2 namespaces, $3 workflow ids.
+    waitersTold: `
+UPDATE ${waiters} AS waiter
+SET signalled_at = now()
+FROM unnest($2::text[], $3::text[]) AS told (namespace, workflow_id)
+WHERE waiter.key = $1 AND waiter.namespace = told.namespace AND waiter.workflow_id = told.workflow_id`,
 
     // $1 identity, $2 the secret ids it holds, $3 the schema version it knows.
     noteWorker: `
@@ -212,6 +240,6 @@ function settling(statement: string, synchronous: boolean): string {
   // The CASE only runs pg_notify for a claim someone waits on: NOTIFY serializes commits.
   return `
 WITH settled AS (${statement})
-SELECT CASE WHEN awaited THEN pg_notify($3, key) END
+SELECT awaited, CASE WHEN awaited THEN pg_notify($3, key) END AS notified
 FROM settled, ${synchronous ? DURABLE_COMMIT : RELAXED_COMMIT}`;
 }

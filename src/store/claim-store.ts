@@ -100,6 +100,12 @@ export interface Waiter {
   readonly activityType: string;
 }
 
+/** The key's claim as it was once a refused workflow was noted as waiting on it. */
+export interface WaiterNoted {
+  /** `completed`: the outcome came meanwhile (a paused owner recorded it), so the refused call can be answered. Null: no claim. */
+  readonly claimState: ClaimState | null;
+}
+
 /** A claim this process holds and keeps alive. */
 export interface HeldClaim {
   readonly key: string;
@@ -161,8 +167,19 @@ export interface ClaimStore {
    * someone else changed it first.
    */
   takeOver(orphan: Claim, request: ClaimRequest, leaseMs: number): Promise<Claim | null>;
-  /** Records that a workflow was refused on `waiter.key`, so an operator's decision reaches it. */
-  addWaiter(waiter: Waiter): Promise<void>;
+  /**
+   * Records that a workflow was refused on `waiter.key`, so an operator's decision reaches it, and
+   * flags the claim so that whoever records its outcome later learns someone waits. Resolves with the
+   * claim's state as it was then, when the store can tell (a store written for 0.1 resolves nothing).
+   */
+  addWaiter(waiter: Waiter): Promise<WaiterNoted | void>;
+  /**
+   * After `complete` recorded the caller's claim: the workflows refused on its key that were not told
+   * of an outcome since, for the caller to tell them. Empty at once when nobody was refused on it.
+   */
+  waitersToTell?(claim: HeldClaim): Promise<readonly Waiter[]>;
+  /** Notes that these waiters of `key` were told its outcome (or are closed): `prune` counts from now. */
+  waitersTold?(key: string, waiters: readonly Pick<Waiter, 'namespace' | 'workflowId'>[]): Promise<void>;
   /** The audit ledger kept beside the claims, when this store has one. */
   auditLedger?(): AuditLedger;
   /** Releases what the store holds of its own (connections it opened); the pool it was given stays open. */

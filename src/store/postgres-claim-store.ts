@@ -9,6 +9,7 @@ import type {
   BeginResult,
   Claim,
   ClaimRequest,
+  ClaimState,
   ClaimStore,
   ClaimWatch,
   HeldClaim,
@@ -16,6 +17,7 @@ import type {
   KeyFormats,
   OutcomeNote,
   Waiter,
+  WaiterNoted,
 } from './claim-store.js';
 import { KeyFormatUnavailableError, RecordAuthentication } from './record-authentication.js';
 import type { RecordSignature, SignedFields, TrustOptions } from './record-authentication.js';
@@ -101,6 +103,8 @@ const STATEMENTS_IN_FLIGHT = 1;
 const STALLED_STATEMENT_MS = 500;
 /** The most claims (or records) one statement carries. */
 const MAX_BATCH = 100;
+/** Awaited completions remembered for `waitersToTell` (each is asked for at once, so a few suffice). */
+const MAX_AWAITED_COMPLETIONS = 10_000;
 /** How often a claiming worker notes itself in the worker registry (migration 10). */
 const WORKER_NOTE_INTERVAL_MS = 60_000;
 /** SQLSTATE of the trigger that refuses a claim keyed in a format that is not in force (migration 7). */
@@ -131,6 +135,8 @@ export class PostgresClaimStore implements ClaimStore {
   /** When each identity claiming through this store was last noted in the worker registry. */
   private readonly workerNotedAt = new Map<string, number>();
   private warnedUnprotected = false;
+  /** Tokens of claims this store completed while someone was flagged as waiting on them (see `waitersToTell`). */
+  private readonly awaitedCompletions = new Set<string>();
   private readonly claims: NaturalBatch<PendingClaim, Claim | null>;
   private readonly records: NaturalBatch<PendingRecord, boolean>;
   private readonly undo: ClaimUndo;
@@ -277,8 +283,27 @@ export class PostgresClaimStore implements ClaimStore {
     return rows[0] ? await this.claimOf(rows[0]) : null;
   }
 
-  async addWaiter(waiter: Waiter): Promise<void> {
-    await this.pool.query(this.statements.addWaiter, [waiter.key, waiter.namespace, waiter.workflowId, waiter.runId, waiter.activityType]);
+  async addWaiter(waiter: Waiter): Promise<WaiterNoted> {
+    const { rows } = await this.pool.query<{ state: ClaimState | null }>(this.statements.addWaiter, [
+      waiter.key,
+      waiter.namespace,
+      waiter.workflowId,
+      waiter.runId,
+      waiter.activityType,
+    ]);
+    return { claimState: rows[0]?.state ?? null };
+  }
+
+  async waitersToTell(claim: HeldClaim): Promise<readonly Waiter[]> {
+    // Only a claim flagged as awaited can have waiters: every other completion costs no statement here.
+    if (!this.awaitedCompletions.delete(claim.token)) return [];
+    const { rows } = await this.pool.query<Waiter>(this.statements.waitersToTell, [claim.key]);
+    return rows;
+  }
+
+  async waitersTold(key: string, waiters: readonly Pick<Waiter, 'namespace' | 'workflowId'>[]): Promise<void> {
+    if (waiters.length === 0) return;
+    await this.pool.query(this.statements.waitersTold, [key, waiters.map((waiter) => waiter.namespace), waiters.map((waiter) => waiter.workflowId)]);
   }
 
   auditLedger(): AuditLedger {
@@ -382,11 +407,18 @@ export class PostgresClaimStore implements ClaimStore {
    */
   private async recordResults(pending: readonly PendingRecord[]): Promise<Settled<boolean>[]> {
     const alone = ({ claim, result, mac, secretId }: PendingRecord) =>
-      settle(this.settle('complete', this.statements.complete, [claim.key, claim.token, this.channel, result, mac, secretId]));
+      settle(
+        this.query<{ awaited: boolean }>('complete', this.statements.complete, [claim.key, claim.token, this.channel, result, mac, secretId]).then(
+          ({ rows }) => {
+            if (rows[0]?.awaited) this.noteAwaitedCompletion(claim.token);
+            return rows.length > 0;
+          },
+        ),
+      );
     if (pending.length === 1) return [await alone(pending[0]!)];
-    let rows: { token: string }[];
+    let rows: { token: string; awaited: boolean }[];
     try {
-      ({ rows } = await this.query<{ token: string }>('complete_batch', this.statements.completeBatch, [
+      ({ rows } = await this.query<{ token: string; awaited: boolean }>('complete_batch', this.statements.completeBatch, [
         pending.map(({ claim }) => claim.key),
         pending.map(({ claim }) => claim.token),
         pending.map(({ result }) => result),
@@ -399,7 +431,16 @@ export class PostgresClaimStore implements ClaimStore {
       return pending.map(() => ({ ok: false, error }));
     }
     const settled = new Set(rows.map((row) => row.token));
+    for (const row of rows) if (row.awaited) this.noteAwaitedCompletion(row.token);
     return pending.map(({ claim }) => ({ ok: true, value: settled.has(claim.token) }));
+  }
+
+  /** Until its caller asks `waitersToTell`; bounded, so a caller that never asks cannot grow it for ever. */
+  private noteAwaitedCompletion(token: string): void {
+    this.awaitedCompletions.add(token);
+    if (this.awaitedCompletions.size > MAX_AWAITED_COMPLETIONS) {
+      this.awaitedCompletions.delete(this.awaitedCompletions.values().next().value!);
+    }
   }
 
   /** Runs a statement that settles the caller's own claim and, if someone waits for it, wakes them. */

@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Payload } from '@temporalio/common';
-import type { BeginResult, Claim, ClaimRequest, ClaimState, ClaimStore, ClaimWatch, HeldClaim, KeyFormatId, OutcomeNote, Waiter } from '../store/claim-store.js';
+import type { BeginResult, Claim, ClaimRequest, ClaimState, ClaimStore, ClaimWatch, HeldClaim, KeyFormatId, OutcomeNote, Waiter, WaiterNoted } from '../store/claim-store.js';
 import { KeyFormatChangedError } from '../store/key-format-changed.js';
 import { ClaimNotFoundError } from '../store/operator-errors.js';
 import { payloadFromJson, payloadToJson } from '../store/payload-json.js';
@@ -56,7 +56,8 @@ export class InMemoryClaimStore implements ClaimStore {
   readonly clock: Clock;
   private readonly rows = new Map<string, Row>();
   /** Workflows refused on a key, by key, namespace and workflow id (one entry each, as in Postgres). */
-  private readonly waiting = new Map<string, Waiter & { refusedAt: number }>();
+  /** Workflows refused on a key, and when each was last told of its outcome (null: never). */
+  private readonly waiting = new Map<string, Waiter & { refusedAt: number; toldAt: number | null }>();
   /** Who follows each key's outcome. */
   private readonly followers = new Map<string, Set<() => void>>();
   private ledger: InMemoryAuditLedger | undefined;
@@ -216,9 +217,25 @@ export class InMemoryClaimStore implements ClaimStore {
     };
   }
 
-  async addWaiter(waiter: Waiter): Promise<void> {
+  async addWaiter(waiter: Waiter): Promise<WaiterNoted> {
     const { key, namespace, workflowId, runId, activityType } = waiter;
-    this.waiting.set(`${key}\u0000${namespace}\u0000${workflowId}`, { key, namespace, workflowId, runId, activityType, refusedAt: this.clock.now() });
+    const id = `${key}\u0000${namespace}\u0000${workflowId}`;
+    this.waiting.set(id, { key, namespace, workflowId, runId, activityType, refusedAt: this.clock.now(), toldAt: this.waiting.get(id)?.toldAt ?? null });
+    return { claimState: this.rows.get(key)?.state ?? null };
+  }
+
+  async waitersToTell(claim: HeldClaim): Promise<readonly Waiter[]> {
+    return [...this.waiting.values()]
+      .filter((waiter) => waiter.key === claim.key && (waiter.toldAt === null || waiter.toldAt < waiter.refusedAt))
+      .sort((a, b) => a.refusedAt - b.refusedAt)
+      .map(({ refusedAt: _, toldAt: __, ...waiter }) => waiter);
+  }
+
+  async waitersTold(key: string, waiters: readonly Pick<Waiter, 'namespace' | 'workflowId'>[]): Promise<void> {
+    for (const { namespace, workflowId } of waiters) {
+      const waiter = this.waiting.get(`${key}\u0000${namespace}\u0000${workflowId}`);
+      if (waiter) waiter.toldAt = this.clock.now();
+    }
   }
 
   /** The workflows refused on `key` (so an operator's decision would reach them), first refused first. */
@@ -226,7 +243,7 @@ export class InMemoryClaimStore implements ClaimStore {
     return [...this.waiting.values()]
       .filter((waiter) => waiter.key === key)
       .sort((a, b) => a.refusedAt - b.refusedAt)
-      .map(({ refusedAt: _, ...waiter }) => waiter);
+      .map(({ refusedAt: _, toldAt: __, ...waiter }) => waiter);
   }
 
   /** The calls that went out, kept when the interceptors are registered with `audit: true`. */

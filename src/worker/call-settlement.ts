@@ -16,6 +16,7 @@ import { classifyOutcome, errorClass } from './outcome-classification.js';
 import type { OutcomeVerdict } from './outcome-classification.js';
 import type { ResolvedActivitySettings } from './options.js';
 import { orphanedClaim } from './refusals.js';
+import { tellWaitersOfOutcome } from './waiter-signals.js';
 
 export class CallSettlement {
   private readonly verdicts = new WeakMap<object, OutcomeVerdict>();
@@ -65,6 +66,8 @@ export class CallSettlement {
     }
     const recorded = await retryFor(this.deps.options.recordRetryMs, () => this.deps.options.store.complete(this.claim, payload)).catch((storeError: unknown) => void this.warnClaimKept('record the result', storeError));
     if (recorded === false) this.warnClaimChanged('record its result');
+    // Workflows refused on this key meanwhile (this attempt's lease lapsed, or it ran past its deadline) wait for it.
+    if (recorded === true) await tellWaitersOfOutcome(this.context, this.deps.options.store, this.claim);
   }
 
   /**

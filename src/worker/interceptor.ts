@@ -233,7 +233,7 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
   private async resumedWithOtherArguments(claim: Claim, request: ClaimRequest, identity: CallIdentity): Promise<Step> {
     if (claim.state === 'completed') throw resumedArgumentsChanged(claim, request);
     if (claim.state === 'claimed' && claim.ownerAlive && !pastDeadline(claim)) return this.waitForOwner(claim, request, identity);
-    await this.noteWaiter({ ...request, key: claim.key });
+    if (await this.noteWaiter({ ...request, key: claim.key })) return { kind: 'retry' };
     throw orphanedClaim(claim, request, await this.outcomeDetailOf(claim));
   }
 
@@ -243,8 +243,8 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
    * IdempotencyClaimBusy on every attempt for as long as it hangs; a person decides instead. Never taken
    * over or reconciled: its process lives, and the call may still land.
    */
-  private async refuseHung(claim: Claim, request: ClaimRequest): Promise<never> {
-    await this.noteWaiter({ ...request, key: claim.key });
+  private async refuseHung(claim: Claim, request: ClaimRequest): Promise<Step> {
+    if (await this.noteWaiter({ ...request, key: claim.key })) return { kind: 'retry' };
     throw orphanedClaim(claim, request, null);
   }
 
@@ -270,7 +270,7 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
     const { reconcile, vendorDedup } = this.settings;
     if (!reconcile && !vendorDedup) {
       // On record under the key the refusal names (found under a previous key, it is not the request's).
-      await this.noteWaiter({ ...request, key: orphan.key });
+      if (await this.noteWaiter({ ...request, key: orphan.key })) return { kind: 'retry' };
       throw orphanedClaim(orphan, request, await this.outcomeDetailOf(orphan));
     }
     // Taken over first: from here on this attempt alone may ask, or call, for this key.
@@ -345,10 +345,15 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
     }
   }
 
-  /** Best effort: the refusal stands either way, and the claim's own workflow is always signalled. */
-  private async noteWaiter(request: ClaimRequest): Promise<void> {
-    if (request.workflowId === null) return;
-    await this.deps.options.store
+  /**
+   * Notes this attempt's workflow as waiting on the key it is about to be refused on, so whoever
+   * decides (an operator, or an owner that records its outcome late) tells it. True when the key's
+   * outcome was recorded meanwhile: read it again rather than refuse a call that has an answer.
+   * Best effort: the refusal stands either way, and the claim's own workflow is always signalled.
+   */
+  private async noteWaiter(request: ClaimRequest): Promise<boolean> {
+    if (request.workflowId === null) return false;
+    const noted = await this.deps.options.store
       .addWaiter({
         key: request.key,
         namespace: request.namespace,
@@ -362,6 +367,7 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
           error,
         }),
       );
+    return noted?.claimState === 'completed';
   }
 
   /**

@@ -353,5 +353,33 @@ export function describeClaimStoreContract(name: string, subject: () => StoreUnd
       const waiters = (await subject().waitersOf(key)).sort((a, b) => a.workflowId.localeCompare(b.workflowId));
       expect(waiters).toEqual([waiter('wf-a', 'run-2'), waiter('wf-b', 'run-1')]);
     });
+
+    it('answers the claim\'s state as it was once the waiter was noted: completed means the refused call has an answer', async () => {
+      const claim = request();
+      const waiter = (workflowId: string): Waiter => ({ key: claim.key, namespace: 'default', workflowId, runId: 'run-1', activityType: 'chargeCard' });
+      expect(await store().addWaiter(waiter('wf-none'))).toEqual({ claimState: null });
+      const { claim: held } = await store().begin(claim, LEASE_MS);
+      expect(await store().addWaiter(waiter('wf-claimed'))).toEqual({ claimState: 'claimed' });
+      await store().complete(held, payload({ id: 'ch_1' }));
+      expect(await store().addWaiter(waiter('wf-late'))).toEqual({ claimState: 'completed' });
+    });
+
+    it('gives the recorder of an outcome the workflows refused on its key, until they are told', async () => {
+      const claim = request();
+      const { claim: held } = await store().begin(claim, LEASE_MS);
+      const waiter = (workflowId: string): Waiter => ({ key: claim.key, namespace: 'default', workflowId, runId: 'run-1', activityType: 'chargeCard' });
+      await store().addWaiter(waiter('wf-a'));
+      await store().addWaiter(waiter('wf-b'));
+      expect(await store().complete(held, payload({ id: 'ch_1' }))).toBe(true);
+      expect(await store().waitersToTell!(held)).toEqual([waiter('wf-a'), waiter('wf-b')]);
+      await store().waitersTold!(claim.key, [waiter('wf-a'), waiter('wf-b')]);
+      expect(await store().waitersToTell!(held)).toEqual([]);
+    });
+
+    it('gives the recorder of an outcome nobody was refused on no one to tell', async () => {
+      const { claim: held } = await store().begin(request(), LEASE_MS);
+      expect(await store().complete(held, payload({ id: 'ch_2' }))).toBe(true);
+      expect(await store().waitersToTell!(held)).toEqual([]);
+    });
   });
 }

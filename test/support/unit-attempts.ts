@@ -11,7 +11,7 @@ import type { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import type { LogEntry } from '@temporalio/worker';
 import type { Payload } from '@temporalio/common';
-import type { BeginResult, Claim, ClaimRequest, ClaimWatch, Waiter } from '../../src/index.js';
+import type { BeginResult, Claim, ClaimRequest, ClaimWatch, Waiter, WaiterNoted } from '../../src/index.js';
 import type { OutcomeNote } from '../../src/store/claim-store.js';
 import { IdempotentActivityEnvironment, InMemoryClaimStore, ManualClock } from '../../src/testing/index.js';
 import type { IdempotentActivityEnvironmentOptions } from '../../src/testing/index.js';
@@ -93,7 +93,7 @@ export class FaultyClaimStore extends InMemoryClaimStore {
     return super.watch(key);
   }
 
-  override async addWaiter(waiter: Waiter): Promise<void> {
+  override async addWaiter(waiter: Waiter): Promise<WaiterNoted> {
     await this.ask('addWaiter');
     return super.addWaiter(waiter);
   }

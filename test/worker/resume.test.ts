@@ -285,12 +285,52 @@ describe('decisions reach every waiter', () => {
     expect(activity.bodies()).toBe(1);
   });
 
-  it('lets `resume` continue a workflow whose refused key completed afterwards (its owner was only paused)', async () => {
+  it('goes on with the result a paused owner records after the workflow was refused: its worker tells the workflow, nobody runs `resume`', async () => {
     const taskQueue = uniqueName('tq');
     const paused = new Set<string>();
     const store: ClaimStore = Object.assign(Object.create(schema.store) as ClaimStore, {
       renewLeases: (claims: Parameters<ClaimStore['renewLeases']>[0], leaseMs: number) =>
         schema.store.renewLeases(claims.filter((claim) => !paused.has(claim.token)), leaseMs),
+    });
+    let wake: (() => void) | undefined;
+    let bodies = 0;
+    const activities = {
+      placeCall: async () => {
+        bodies++;
+        const { rows } = await schema.pool.query<{ token: string }>(`SELECT token FROM "${schema.name}".claims WHERE workflow_id = $1`, [
+          Context.current().info.workflowExecution!.workflowId,
+        ]);
+        paused.add(rows[0]!.token); // a long GC pause: no renewals, the lease lapses, the attempt still runs
+        await new Promise<void>((resolve) => (wake = resolve));
+        return { id: 'placed_by_the_paused_owner' };
+      },
+    };
+    const interceptors = { activity: idempotencyInterceptors({ store, leaseMs: 1_500 }) };
+    const { result, key } = await temporal.withWorker({ taskQueue, activities, interceptors }, async () => {
+      const handle = await temporal.client.workflow.start('resumableCallActivity', {
+        taskQueue,
+        workflowId: uniqueName('wf'),
+        args: [{ activity: 'placeCall', args: [], startToCloseTimeoutMs: 2_500 }],
+      });
+      const pending = await waitingOn(handle); // attempt 2 found the lapsed lease and was refused
+      wake!(); // the paused owner finishes and records its result
+      return { result: await handle.result(), key: pending.key };
+    });
+    expect(result).toEqual([{ id: 'placed_by_the_paused_owner' }]);
+    expect(bodies).toBe(1);
+    // Told: a later `resume` has nobody left to tell, and `prune` counts from the signal.
+    const { rows } = await schema.pool.query(`SELECT signalled_at FROM "${schema.name}".waiters WHERE key = $1`, [key]);
+    expect(rows).toEqual([{ signalled_at: expect.any(Date) }]);
+  });
+
+  it('lets `resume` continue a workflow whose refused key completed afterwards, when the owner\'s store cannot say who waits', async () => {
+    const taskQueue = uniqueName('tq');
+    const paused = new Set<string>();
+    const store: ClaimStore = Object.assign(Object.create(schema.store) as ClaimStore, {
+      renewLeases: (claims: Parameters<ClaimStore['renewLeases']>[0], leaseMs: number) =>
+        schema.store.renewLeases(claims.filter((claim) => !paused.has(claim.token)), leaseMs),
+      // A store written for 0.1: it records outcomes, but cannot say who was refused meanwhile.
+      waitersToTell: undefined,
     });
     let wake: (() => void) | undefined;
     let bodies = 0;

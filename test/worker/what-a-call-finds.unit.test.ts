@@ -316,6 +316,47 @@ describe('claimed, owner dead: the worker died between the call and the record',
     first.finish('answered');
     await owner;
   });
+
+  it('answers from the record instead of refusing when the owner, only paused, records its outcome while the refusal is noted', async () => {
+    const attempts = new Attempts({ leaseMs: LEASE_MS });
+    const first = callInFlight<string>();
+    let calls = 0;
+    const placeCall = async (_to: string) => {
+      calls++;
+      return first.body();
+    };
+    const owner = attempts.attempt('placeCall', 1).run(placeCall, '+15550001');
+    await expect.poll(first.started).toBe(true);
+    attempts.clock.advance(LEASE_MS); // no renewal for a lease: a GC pause, or a frozen VM
+    const noted = attempts.store.stall('addWaiter');
+    const late = attempts.attempt('placeCall', 2).run(placeCall, '+15550001');
+    await expect.poll(() => attempts.store.asked.get('addWaiter')).toBe(1);
+
+    first.finish('answered'); // the owner comes back and records its result
+    await owner;
+    noted();
+
+    await expect(late).resolves.toBe('answered');
+    expect(calls).toBe(1);
+  });
+
+  it('has the owner that records its outcome after a refusal tell the refused workflow, or log how to, here without a client', async () => {
+    const attempts = new Attempts({ leaseMs: LEASE_MS });
+    const first = callInFlight<string>();
+    const placeCall = async (_to: string) => first.body();
+    const owner = attempts.attempt('placeCall', 1).run(placeCall, '+15550001');
+    await expect.poll(first.started).toBe(true);
+    attempts.clock.advance(LEASE_MS);
+    expect((await failureOf(() => attempts.attempt('placeCall', 2).run(placeCall, '+15550001'))).type).toBe(IdempotencyOrphanedClaim);
+
+    first.finish('answered');
+    await expect(owner).resolves.toBe('answered');
+
+    const { key } = await attempts.store.onlyClaim();
+    // MockActivityEnvironment has no Temporal client: the waiter stays on record, untold, for `resume`.
+    expect(attempts.logged('ERROR', new RegExp(`run \`temporal-idempotency resume ${key}\``))).toHaveLength(1);
+    expect(await attempts.store.waitersToTell({ key, token: (await attempts.store.onlyClaim()).token })).toHaveLength(1);
+  });
 });
 
 describe('unknown: the activity said its outcome is ambiguous', () => {

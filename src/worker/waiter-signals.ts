@@ -1,0 +1,60 @@
+/**
+ * Tells the workflows refused on a key that its outcome is now on record, as an
+ * operator's `resolve` would: the decision signal `resumable()` waits for. This
+ * is how a workflow refused while the owner was only paused (its lease lapsed,
+ * or it ran past its deadline) goes on once that owner records its result late,
+ * instead of waiting for someone to notice and run `resume`.
+ */
+import type { Context } from '@temporalio/activity';
+import { OPERATOR_DECISION_SIGNAL } from '../operator-decision.js';
+import type { OperatorDecision } from '../operator-decision.js';
+import type { ClaimStore, HeldClaim, Waiter } from '../store/index.js';
+import { errorText } from '../error-text.js';
+
+/**
+ * Best effort, after the caller's own result was recorded: a waiter it cannot tell (another namespace,
+ * no client, Temporal unreachable) stays on record as not told, for `temporal-idempotency resume KEY`.
+ */
+export async function tellWaitersOfOutcome(context: Context, store: ClaimStore, claim: HeldClaim): Promise<void> {
+  if (!store.waitersToTell) return;
+  let waiters: readonly Waiter[];
+  try {
+    waiters = await store.waitersToTell(claim);
+  } catch (error) {
+    leftForResume(context, claim.key, `could not read who waits on the key (${errorText(error)})`);
+    return;
+  }
+  if (waiters.length === 0) return;
+  const namespace = context.info.activityNamespace;
+  const reachable = waiters.filter((waiter) => waiter.namespace === namespace);
+  if (reachable.length < waiters.length) leftForResume(context, claim.key, `workflows wait on it in other namespaces than ${namespace}`);
+  const decision: OperatorDecision = { key: claim.key, decision: 'resolved' };
+  const told: Waiter[] = [];
+  for (const waiter of reachable) {
+    try {
+      // The latest run: a workflow that continued as new waits there, if anywhere.
+      await context.client.workflow.getHandle(waiter.workflowId).signal(OPERATOR_DECISION_SIGNAL, decision);
+      told.push(waiter);
+      context.log.info('Idempotency: told a workflow refused on this key that its outcome is now on record', {
+        idempotencyKey: claim.key,
+        workflowId: waiter.workflowId,
+      });
+    } catch (error) {
+      // Closed: nothing waits there any more, and a reset starts from the record anyway.
+      if (error instanceof Error && error.name === 'WorkflowNotFoundError') told.push(waiter);
+      else leftForResume(context, claim.key, `signalling workflow ${waiter.workflowId} failed (${errorText(error)})`);
+    }
+  }
+  await store.waitersTold?.(claim.key, told).catch((error: unknown) =>
+    context.log.warn('Idempotency: could not note the waiters told of the outcome; `resume` would tell them again', {
+      idempotencyKey: claim.key,
+      error: errorText(error),
+    }),
+  );
+}
+
+function leftForResume(context: Context, key: string, why: string): void {
+  context.log.error(`Idempotency: the key's outcome is recorded, but ${why}; run \`temporal-idempotency resume ${key}\``, {
+    idempotencyKey: key,
+  });
+}
