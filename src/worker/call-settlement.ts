@@ -97,6 +97,12 @@ export class CallSettlement {
     return this.keepUnknown(why);
   }
 
+  /** The attempt was cancelled before anyone could tell (while asking the vendor): unknown, and `error` to rethrow. */
+  async interrupted(why: { summary: string; detail: string }, error: unknown): Promise<unknown> {
+    this.settling = true;
+    return this.keepUnknown(why, error);
+  }
+
   /** Nothing was sent (the attempt was cancelled before the call): give the claim back. */
   async releaseUnsent(error: unknown): Promise<unknown> {
     this.settling = true;

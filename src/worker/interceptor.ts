@@ -315,6 +315,12 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
         });
         return { kind: 'run', claim: taken };
       case 'unknown':
+        if (this.context.cancellationSignal.aborted) {
+          // Cut short by the attempt's own cancellation (a deploy's shutdown, a timeout), not by the vendor: the
+          // outcome stays unknown, and the next attempt asks again instead of a person being paged.
+          this.context.log.warn('Idempotency: cancelled while asking the vendor; the next attempt asks again', { idempotencyKey: orphan.key });
+          throw await settlement.interrupted({ summary: `cancelled while asking the vendor about ${orphanedBy}`, detail: answer.detail ?? answer.summary }, cancellationError(this.context));
+        }
         if (this.settings.vendorDedup) {
           this.context.log.warn('Idempotency: reconcile could not tell; re-running with the same key, which the vendor dedups on', {
             idempotencyKey: orphan.key,

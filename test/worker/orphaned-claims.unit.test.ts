@@ -6,7 +6,7 @@
  * attempts racing for one orphan, and the hung owner that is never taken over,
  * through MockActivityEnvironment on the in-memory store. No services.
  */
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { IdempotencyOrphanedClaim, IdempotencyStoreUnavailable, OutcomeUnknownError, idempotencyKey, keyToUuid } from '../../src/index.js';
@@ -205,6 +205,26 @@ describe('reconcile: ask the vendor before refusing', () => {
     await failureOf(() => attempts.attempt('placeCall', 2).run(activity.placeCall, '+15550001'));
     expect(reconciler.asked[0]!.signal.aborted).toBe(true);
     expect(String(reconciler.asked[0]!.signal.reason)).toMatch(/reconcile timed out after 50 ms/);
+  });
+
+  it('cancelled while asking (a deploy stops the worker): not refused; the claim stays unknown and the next attempt asks again', async () => {
+    let asking = 0;
+    const reconciler = withReconciler(async ({ signal }) => {
+      if (++asking > 1) return { outcome: 'happened', result: 'call 1 placed' };
+      return new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
+    });
+    const { attempts, activity } = await orphanedByAttempt1(reconciler.options);
+    const attempt2 = attempts.attempt('placeCall', 2);
+    const cancelled = errorOf(() => attempt2.run(activity.placeCall, '+15550001'));
+    await expect.poll(() => reconciler.asked.length).toBe(1);
+
+    attempt2.cancel();
+
+    const error = await cancelled;
+    expect(error).toBeInstanceOf(CancelledFailure);
+    expect(await attempts.store.onlyClaim()).toMatchObject({ state: 'unknown', outcomeNote: expect.stringMatching(/cancelled while asking the vendor/) });
+    await expect(attempts.attempt('placeCall', 3).run(activity.placeCall, '+15550001')).resolves.toBe('call 1 placed');
+    expect(activity.keys).toHaveLength(1);
   });
 
   it('unknown, with vendorDedup too: calls again with the same key, which the vendor dedups on', async () => {
