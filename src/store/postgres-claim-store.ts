@@ -41,6 +41,7 @@ import { pgText } from './pg-text.js';
 import { defaultStoreLogger } from './store-logger.js';
 import type { StoreLogger } from './store-logger.js';
 import { sha256Hex } from '../key/index.js';
+import { errorMessage } from '../error-text.js';
 
 export interface PostgresClaimStoreOptions extends TrustOptions {
   /**
@@ -517,7 +518,7 @@ export class PostgresClaimStore implements ClaimStore {
       (error: unknown) => {
         // Tried again in a minute: during an outage, one warning a minute, not one a claim.
         this.logger.warn('Idempotency: could not note this worker for keys activate to check', {
-          error: error instanceof Error ? error.message : String(error),
+          error: errorMessage(error),
         });
       },
     );
@@ -566,7 +567,7 @@ export class PostgresClaimStore implements ClaimStore {
     if (guardedPools.has(this.pool) || typeof this.pool.on !== 'function') return;
     guardedPools.add(this.pool);
     this.pool.on('error', (error) =>
-      this.logger.warn('Idempotency: an idle Postgres connection failed; the pool replaces it', { error: error.message }),
+      this.logger.warn('Idempotency: an idle Postgres connection failed; the pool replaces it', { error: errorMessage(error) }),
     );
   }
 }

@@ -36,6 +36,7 @@ import type { ReconcileAnswer, Reconciler } from './reconciliation.js';
 import { UNKEYED, keyToUuid } from '../key/index.js';
 import type { ReconcileOutcome } from '../store/index.js';
 import { CRON_SCHEDULE_HEADER } from '../call-headers.js';
+import { errorClass } from '../error-text.js';
 import { AttemptTrace, tracedClaim } from './tracing.js';
 
 /** What an attempt does next with its key, once it knows who holds the claim. */
@@ -169,7 +170,7 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
     } catch (error) {
       this.context.log.warn('Idempotency: the arguments could not be encoded; the claim is made without them', {
         idempotencyKey: identity.request.key,
-        error: error instanceof Error ? error.name : typeof error,
+        error: errorClass(error),
       });
       return null;
     }
