@@ -42,6 +42,7 @@ import { defaultStoreLogger } from './store-logger.js';
 import type { StoreLogger } from './store-logger.js';
 import { sha256Hex } from '../key/index.js';
 import { errorMessage } from '../error-text.js';
+import { IdempotencyConfigError } from '../errors.js';
 
 export interface PostgresClaimStoreOptions extends TrustOptions {
   /**
@@ -138,12 +139,18 @@ export class PostgresClaimStore implements ClaimStore {
 
   constructor(options: PostgresClaimStoreOptions) {
     if (options?.pool == null || typeof options.pool.query !== 'function') {
-      throw new TypeError('PostgresClaimStore needs { pool }: a pg.Pool connected to the database migrate() prepared.');
+      throw new IdempotencyConfigError({
+        option: 'pool',
+        message: 'PostgresClaimStore needs { pool }: a pg.Pool connected to the database migrate() prepared.',
+      });
     }
     for (const option of ['synchronousRecords', 'preparedStatements', 'batchStatements'] as const) {
       // By truthiness, 'false' from an environment variable would mean true.
       if (options[option] !== undefined && typeof options[option] !== 'boolean') {
-        throw new TypeError(`PostgresClaimStore option ${option} must be true or false, got ${JSON.stringify(options[option]) ?? typeof options[option]}.`);
+        throw new IdempotencyConfigError({
+          option,
+          message: `PostgresClaimStore option ${option} must be true or false, got ${JSON.stringify(options[option]) ?? typeof options[option]}.`,
+        });
       }
     }
     this.pool = options.pool;

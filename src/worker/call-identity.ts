@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import type { ClaimRequest, KeyFormats, LedgerCall } from '../store/index.js';
 import { RESUMABLE_EARLIER_HEADER, RESUME_KEY_HEADER, isResumableEarlier, isResumeKey } from '../call-headers.js';
 import type { ResumeKey, ResumeMatch } from '../call-headers.js';
-import { IdempotencyConfigError } from './errors.js';
+import { IdempotencyConfigError } from '../errors.js';
 import { errorClass } from '../error-text.js';
 import type { ResolvedActivitySettings } from './options.js';
 

@@ -13,7 +13,7 @@ import { callIdentityFor, callerOf, checkCallScopeAlone, ledgerCallOf } from './
 import type { CallIdentity } from './call-identity.js';
 import { enterCall, leaveCall } from './current-call.js';
 import { IDEMPOTENCY_FAILURE_TYPES } from '../failure-types.js';
-import { IdempotencyConfigError } from './errors.js';
+import { IdempotencyConfigError } from '../errors.js';
 import type { LeaseKeeper } from './lease-keeper.js';
 import type { IdempotencyMetrics } from './metrics.js';
 import type { ResolvedActivitySettings, ResolvedOptions } from './options.js';

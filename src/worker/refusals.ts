@@ -16,7 +16,7 @@ import {
 } from '../failure-types.js';
 import { errorClass, storeFailureText } from '../error-text.js';
 import type { InvalidKeyInputError } from '../key/index.js';
-import type { IdempotencyConfigError } from './errors.js';
+import type { IdempotencyConfigError } from '../errors.js';
 import type { Claim, ClaimRequest } from '../store/index.js';
 
 /** The refused attempt, as much of it as a refusal names. */
