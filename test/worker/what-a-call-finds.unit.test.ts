@@ -8,6 +8,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { DefaultLogger } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import {
+  ClaimContendedError,
   IdempotencyClaimBusy,
   IdempotencyKeyReuse,
   IdempotencyOrphanedClaim,
@@ -15,12 +16,13 @@ import {
   IdempotencyResultUndecodable,
   IdempotencyStoreUnavailable,
   KeyFormatChangedError,
+  KeyFormatUnavailableError,
   OutcomeUnknownError,
 } from '../../src/index.js';
 import type { RefusalDetails } from '../../src/index.js';
 import { IdempotentActivityEnvironment } from '../../src/testing/index.js';
 import { XorCodec } from '../support/codecs.js';
-import { Attempts, HUNG_LEASE_MS, callInFlight, failureOf } from '../support/unit-attempts.js';
+import { Attempts, HUNG_LEASE_MS, callInFlight, connectionRefused, failureOf } from '../support/unit-attempts.js';
 
 const LEASE_MS = 30_000;
 const order = { orderId: 'o-42', amountCents: 1999 };
@@ -395,6 +397,90 @@ describe('store unreachable before the call: nothing ran', () => {
     expect(calls).toBe(1);
     first.finish('transferred');
     await owner;
+  });
+
+  it('fails the same way when the store fails while it waits on a running owner; the owner keeps its claim and its answer', async () => {
+    const attempts = new Attempts();
+    const first = callInFlight<string>();
+    let calls = 0;
+    const transfer = async (_amount: number) => {
+      calls++;
+      return first.body();
+    };
+    const owner = attempts.attempt('transfer', 1).run(transfer, 100);
+    await expect.poll(first.started).toBe(true);
+    const waiter = attempts.attempt('transfer', 2);
+    let heartbeats = 0;
+    waiter.on('heartbeat', () => heartbeats++);
+    const waiting = failureOf(() => waiter.run(transfer, 100));
+    await expect.poll(() => heartbeats).toBeGreaterThan(0);
+    expect(attempts.store.asked.get('current')).toBe(1);
+
+    // Postgres goes away while the waiter follows the owner; a moved clock makes it read the claim again.
+    attempts.store.fail('current');
+    attempts.clock.advance(1_000);
+
+    const refusal = await waiting;
+    expect(refusal.type).toBe(IdempotencyStoreUnavailable);
+    expect(refusal.nonRetryable).toBe(false);
+    expect(refusal.message).toMatch(/^Did not run transfer \(attempt 2\).*\(connection refused \[ECONNREFUSED\]/);
+    expect(refusal.message).not.toContain('10.1.2.3');
+    expect(await attempts.store.onlyClaim()).toMatchObject({ state: 'claimed', attempt: 1 });
+
+    attempts.store.heal('current');
+    first.finish('transferred');
+    await expect(owner).resolves.toBe('transferred');
+    await expect(attempts.attempt('transfer', 3).run(transfer, 100)).resolves.toBe('transferred');
+    expect(calls).toBe(1);
+  });
+
+  it('fails before any key exists when the store cannot say how keys are derived, naming no key', async () => {
+    const attempts = new Attempts();
+    let calls = 0;
+    const chargeCard = async (_order: typeof order) => `charged (${++calls})`;
+    attempts.store.fail('keyFormats', connectionRefused(), 1);
+
+    const refusal = await failureOf(() => attempts.attempt('chargeCard', 1).run(chargeCard, order));
+
+    expect(refusal.type).toBe(IdempotencyStoreUnavailable);
+    expect(refusal.nonRetryable).toBe(false);
+    expect(refusal.message).toMatch(/could not record a claim for key \(none yet\) \(connection refused \[ECONNREFUSED\]/);
+    expect(refusal.details?.[0]).toMatchObject({ key: '(none yet)', reason: 'store-unavailable', activityType: 'chargeCard', attempt: 1 });
+    expect(attempts.store.asked.get('begin')).toBeUndefined();
+    expect(calls).toBe(0);
+
+    await expect(attempts.attempt('chargeCard', 2).run(chargeCard, order)).resolves.toBe('charged (1)');
+  });
+
+  it("keeps the store's own words when this worker lacks the secret the keys are made with", async () => {
+    const attempts = new Attempts();
+    let calls = 0;
+    const chargeCard = async (_order: typeof order) => `charged (${++calls})`;
+    attempts.store.fail('keyFormats', new KeyFormatUnavailableError({ version: 2, secretId: 'secret-2' }));
+
+    const refusal = await failureOf(() => attempts.attempt('chargeCard', 1).run(chargeCard, order));
+
+    expect(refusal.type).toBe(IdempotencyStoreUnavailable);
+    expect(refusal.message).toMatch(/key \(none yet\) \(This deployment keys its claims with the secret secret-2 .* Give it that secret/);
+    expect(calls).toBe(0);
+  });
+
+  it('fails retryably when the key changed hands each time the store looked (ClaimContendedError): nothing claimed or called', async () => {
+    const attempts = new Attempts();
+    let calls = 0;
+    const chargeCard = async (_order: typeof order) => `charged (${++calls})`;
+    attempts.store.fail('begin', (key: string) => new ClaimContendedError(key, 3), 1);
+
+    const refusal = await failureOf(() => attempts.attempt('chargeCard', 1).run(chargeCard, order));
+
+    const { key } = refusal.details?.[0] as RefusalDetails;
+    expect(refusal.type).toBe(IdempotencyStoreUnavailable);
+    expect(refusal.nonRetryable).toBe(false);
+    expect(refusal.message).toContain(`(Key ${key} was claimed and released 3 times while this caller tried to claim it; nothing was claimed;`);
+    expect(calls).toBe(0);
+    expect(await attempts.store.claims()).toEqual([]);
+
+    await expect(attempts.attempt('chargeCard', 2).run(chargeCard, order)).resolves.toBe('charged (1)');
   });
 
   it('derives the key again once when the key format changed meanwhile; a second change is a retryable failure', async () => {
