@@ -101,5 +101,11 @@ export function auditLedgerInterceptors(options: {
   return [(context) => ({ inbound: new AuditedActivityInboundInterceptor(context, options.ledger, codec) })];
 }
 
-/** The name 0.1 exported; the SDK's own interceptors end in `…Interceptor`. */
-export { AuditedActivityInboundInterceptor as AuditedActivityInbound };
+/**
+ * The name 0.1 exported, kept so code written against it still compiles (a value and a type, so
+ * TypeScript shows the deprecation).
+ * @deprecated Use `AuditedActivityInboundInterceptor`: the SDK's own interceptors end in `…Interceptor`.
+ */
+export const AuditedActivityInbound = AuditedActivityInboundInterceptor;
+/** @deprecated Use `AuditedActivityInboundInterceptor`: the SDK's own interceptors end in `…Interceptor`. */
+export type AuditedActivityInbound = AuditedActivityInboundInterceptor;

@@ -428,8 +428,14 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
   }
 }
 
-/** The name of the SDK's own inbound interceptors; kept for code written against 0.1. */
-export { IdempotentActivityInboundInterceptor as IdempotentActivityInbound };
+/**
+ * The name 0.1 exported, kept so code written against it still compiles. A value and a type, not an
+ * `export { … as … }`: TypeScript shows `@deprecated` only on declarations.
+ * @deprecated Use `IdempotentActivityInboundInterceptor`, named like the SDK's own inbound interceptors.
+ */
+export const IdempotentActivityInbound = IdempotentActivityInboundInterceptor;
+/** @deprecated Use `IdempotentActivityInboundInterceptor`, named like the SDK's own inbound interceptors. */
+export type IdempotentActivityInbound = IdempotentActivityInboundInterceptor;
 
 /** Whether the claim's attempt is past its deadline (start-to-close plus a grace), by the database's clock. */
 function pastDeadline(claim: Claim): boolean {
