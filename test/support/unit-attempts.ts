@@ -7,10 +7,14 @@
  */
 import type { Info } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { MockActivityEnvironment } from '@temporalio/testing';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
-import type { LogEntry } from '@temporalio/worker';
+import type { ActivityInterceptorsFactory, LogEntry } from '@temporalio/worker';
+import { RESUME_KEY_HEADER } from '../../src/call-headers.js';
+import type { ResumeKey } from '../../src/call-headers.js';
 import type { Payload } from '@temporalio/common';
+import { idempotencyInterceptors } from '../../src/index.js';
 import type { BeginResult, Claim, ClaimRequest, ClaimWatch, LedgerCall, Waiter } from '../../src/index.js';
 import { UNKEYED } from '../../src/key/index.js';
 import type { KeyFormats, OutcomeNote } from '../../src/store/claim-store.js';
@@ -179,20 +183,38 @@ export class Attempts {
   /** Everything the attempts logged, the interceptor's lines and the SDK's. */
   readonly logs: LogEntry[] = [];
   readonly environment: IdempotentActivityEnvironment;
+  private readonly info: Partial<Info>;
+  private readonly logger = new DefaultLogger('DEBUG', (entry) => void this.logs.push(entry));
+  /** Another worker on the same store and settings: the one a pass after an operator's decision lands on. */
+  private readonly resumingWorker: ActivityInterceptorsFactory[];
 
   constructor(options: Omit<IdempotentActivityEnvironmentOptions, 'store' | 'mockOptions'> = {}) {
-    this.environment = new IdempotentActivityEnvironment({
-      ...options,
-      store: this.store,
-      // An attempt's own time bounds how long it waits for an earlier one: a minute, unless a test says less.
-      info: { workflowExecution: { workflowId: 'order-42', runId: 'run-1' }, startToCloseTimeoutMs: 60_000, ...options.info },
-      mockOptions: { logger: new DefaultLogger('DEBUG', (entry) => void this.logs.push(entry)) },
-    });
+    const { info, ...idempotency } = options;
+    // An attempt's own time bounds how long it waits for an earlier one: a minute, unless a test says less.
+    this.info = { workflowExecution: { workflowId: 'order-42', runId: 'run-1' }, startToCloseTimeoutMs: 60_000, ...info };
+    this.environment = new IdempotentActivityEnvironment({ ...options, store: this.store, info: this.info, mockOptions: { logger: this.logger } });
+    this.resumingWorker = idempotencyInterceptors({ ...idempotency, store: this.store });
   }
 
   /** Attempt `attempt` of `activityType`: `.run(activity, ...args)` it, `.cancel()` it, hear its heartbeats. */
   attempt(activityType: string, attempt: number, info: Partial<Info> = {}): MockActivityEnvironment {
     return this.environment.attempt({ ...info, activityType, attempt });
+  }
+
+  /**
+   * Attempt `attempt` of `activityType` as `resumable()` schedules it on a pass after an operator's
+   * decision: with the resume header its workflow interceptors set (here, an interceptor outside the
+   * worker's, since a MockActivityEnvironment sends none), on another worker of the same store.
+   */
+  resumedAttempt(activityType: string, attempt: number, resume: ResumeKey, info: Partial<Info> = {}): MockActivityEnvironment {
+    const header = { [RESUME_KEY_HEADER]: defaultPayloadConverter.toPayload(resume) };
+    const fromWorkflow: ActivityInterceptorsFactory = () => ({
+      inbound: { execute: (input, next) => next({ ...input, headers: { ...input.headers, ...header } }) },
+    });
+    return new MockActivityEnvironment(
+      { ...this.info, ...info, activityType, attempt },
+      { logger: this.logger, interceptors: [fromWorkflow, ...this.resumingWorker] },
+    );
   }
 
   /**
