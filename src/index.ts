@@ -3,14 +3,15 @@
  * write at-most-once. Register `idempotencyInterceptors({ store })` on the
  * worker; claims live in Postgres (`PostgresClaimStore`, `migrate`).
  */
-export { IdempotencyError } from './errors.js';
+export { IdempotencyConfigError, IdempotencyError, InvalidArgumentError } from './errors.js';
 export * from './failure-types.js';
 export { idempotencyInterceptors } from './worker/registration.js';
 export { IdempotencyPlugin, WORKFLOW_INTERCEPTORS_MODULE } from './worker/plugin.js';
 export { IdempotentActivityInbound, IdempotentActivityInboundInterceptor } from './worker/interceptor.js';
 export { AuditedActivityInbound, AuditedActivityInboundInterceptor, auditLedgerInterceptors } from './worker/audit-interceptor.js';
 export { IdempotencyContextError, idempotencyHeaders, idempotencyKey } from './worker/current-call.js';
-export { IdempotencyConfigError, NotSentError, OutcomeUnknownError } from './worker/errors.js';
+export { NotSentError, OutcomeUnknownError } from './worker/errors.js';
+export { PayloadCodecContractError } from './worker/result-codec.js';
 export type { ActivityIdempotencyOptions, ActivitySettings, AnyActivity, IdempotencyOptions } from './worker/options.js';
 export type { ReconcileCall, Reconciler, Reconciliation } from './worker/reconciliation.js';
 export type { RefusalDetails } from './worker/refusals.js';

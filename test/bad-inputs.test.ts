@@ -214,6 +214,7 @@ describe('options: IdempotencyConfigError naming the option, when the worker is 
   });
 
   it('a PostgresClaimStore without a pool, or with a hostile schema name', () => {
+    expect(() => new PostgresClaimStore({} as never)).toThrow(IdempotencyConfigError);
     expect(() => new PostgresClaimStore({} as never)).toThrow(/needs \{ pool \}/);
     expect(() => new PostgresClaimStore({ pool: schema.pool, schema: 'claims; DROP TABLE x' })).toThrow(/Invalid schema "claims; DROP TABLE x"/);
   });

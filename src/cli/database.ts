@@ -7,6 +7,7 @@ import pg from 'pg';
 import { setStatementTimeout } from '../store/index.js';
 import { durationText } from './duration.js';
 import { CliError, EXIT } from './errors.js';
+import { errorMessage } from '../error-text.js';
 
 /** Connecting and logging in: a server that accepts the TCP connection and never answers fails after this. */
 export const CONNECT_TIMEOUT_MS = 5_000;
@@ -59,7 +60,7 @@ function parsedTarget(connectionString: string | undefined): DatabaseTarget {
   } catch (error) {
     // Not the URL itself: it may hold the password.
     throw new CliError(
-      `DATABASE_URL is not a connection string pg can read (${(error as Error).message}); expected ` +
+      `DATABASE_URL is not a connection string pg can read (${errorMessage(error)}); expected ` +
         'postgres://USER:PASSWORD@HOST:PORT/DATABASE, with special characters in the password percent-encoded.',
       EXIT.usage,
     );

@@ -8,15 +8,21 @@ import {
   SecretRequiredError,
 } from '../store/index.js';
 import { InvalidSecretError } from '../key/index.js';
+import { errorMessage } from '../error-text.js';
 import { CliError, EXIT } from './errors.js';
 
+/** The line is the error's own message: the operator's terminal is where a host or a path helps. */
 export function failureOf(error: unknown): { code: number; message: string } {
-  if (error instanceof CliError) return { code: error.exitCode, message: error.message };
-  if (error instanceof InvalidIdentifierError) return { code: EXIT.usage, message: error.message };
-  if (error instanceof SecretRequiredError || error instanceof InvalidSecretError) return { code: EXIT.usage, message: error.message };
+  return { code: exitCodeOf(error), message: errorMessage(error) };
+}
+
+function exitCodeOf(error: unknown): number {
+  if (error instanceof CliError) return error.exitCode;
+  if (error instanceof InvalidIdentifierError) return EXIT.usage;
+  if (error instanceof SecretRequiredError || error instanceof InvalidSecretError) return EXIT.usage;
   // The database is there but not usable by this release: the message names the fix (migrate, or upgrade).
-  if (error instanceof SchemaNotMigratedError || error instanceof SchemaTooNewError) return { code: EXIT.unavailable, message: error.message };
-  if (error instanceof ClaimNotFoundError) return { code: EXIT.notFound, message: error.message };
-  if (error instanceof ClaimChangeRefusedError) return { code: EXIT.conflict, message: error.message };
-  return { code: EXIT.failure, message: error instanceof Error ? error.message : String(error) };
+  if (error instanceof SchemaNotMigratedError || error instanceof SchemaTooNewError) return EXIT.unavailable;
+  if (error instanceof ClaimNotFoundError) return EXIT.notFound;
+  if (error instanceof ClaimChangeRefusedError) return EXIT.conflict;
+  return EXIT.failure;
 }

@@ -18,6 +18,7 @@ import { tellWaiters } from './tell-waiters.js';
 import { packageVersion } from './version.js';
 import { loadWorkerConfig } from './worker-config.js';
 import type { LoadedWorkerConfig } from './worker-config.js';
+import { errorMessage } from '../error-text.js';
 
 const HELP = `Usage: temporal-idempotency <command> [options]
        temporal-idempotency --version | --help
@@ -337,7 +338,7 @@ function parseCommandLine(argv: readonly string[]) {
       },
     });
   } catch (error) {
-    throw new CliError(`${(error as Error).message}. See --help.`, EXIT.usage);
+    throw new CliError(`${errorMessage(error)}. See --help.`, EXIT.usage);
   }
 }
 

@@ -14,6 +14,7 @@ import { choosePruneHorizon, checkRequest } from './prune-horizon.js';
 import type { HorizonRequest, RetentionReading } from './prune-horizon.js';
 import { connectForRetention } from './temporal-retention.js';
 import type { TemporalRetention } from './temporal-retention.js';
+import { errorMessage } from '../error-text.js';
 
 /** Workflows asked about at once: enough to be quick, few enough not to flood a shared frontend. */
 const CHECK_CONCURRENCY = 8;
@@ -40,7 +41,7 @@ export async function prune(operations: ClaimOperations, flags: PruneFlags, json
   const connected = await connectForRetention();
   const temporal = connected instanceof Error ? undefined : connected;
   try {
-    const retention: RetentionReading = temporal ? await readRetention(namespaces, temporal) : { unavailable: (connected as Error).message };
+    const retention: RetentionReading = temporal ? await readRetention(namespaces, temporal) : { unavailable: errorMessage(connected) };
     const horizon = choosePruneHorizon(request, retention);
     const asOf = await operations.databaseNow();
     const unavailable = 'unavailable' in retention ? retention.unavailable : undefined;
@@ -93,7 +94,7 @@ async function readRetention(recorded: readonly string[], temporal: TemporalRete
   try {
     for (const namespace of namespaces) byNamespace.set(namespace, await temporal.retentionOf(namespace));
   } catch (error) {
-    return { unavailable: (error as Error).message };
+    return { unavailable: errorMessage(error) };
   }
   return { byNamespace };
 }

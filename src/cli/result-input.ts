@@ -5,6 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { CliError, EXIT } from './errors.js';
+import { errorMessage } from '../error-text.js';
 
 export interface ResultFlags {
   readonly result?: string | undefined;
@@ -17,7 +18,7 @@ export async function readResult(flags: ResultFlags): Promise<unknown> {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new CliError(`${source} is not valid JSON (${(error as Error).message}); nothing was changed.`, EXIT.usage);
+    throw new CliError(`${source} is not valid JSON (${errorMessage(error)}); nothing was changed.`, EXIT.usage);
   }
 }
 
@@ -39,7 +40,7 @@ async function resultText(flags: ResultFlags): Promise<{ text: string; source: s
   try {
     return { text: await readFile(path, 'utf8'), source: `--result-file ${path}` };
   } catch (error) {
-    throw new CliError(`--result-file ${path} could not be read (${(error as Error).message}); nothing was changed.`, EXIT.usage);
+    throw new CliError(`--result-file ${path} could not be read (${errorMessage(error)}); nothing was changed.`, EXIT.usage);
   }
 }
 

@@ -5,6 +5,7 @@ import type { OperatorDecision } from '../operator-decision.js';
 import type { Waiter } from '../store/index.js';
 import type { TemporalTarget } from './temporal-connection.js';
 import { connectTemporal, loadClient } from './temporal-client.js';
+import { errorMessage } from '../error-text.js';
 
 export type SignalOutcome =
   | { readonly waiter: Waiter; readonly delivered: true }
@@ -24,18 +25,18 @@ export async function signalDecision(
 ): Promise<SignalOutcome[]> {
   if (waiters.length === 0) return [];
   const failAll = (text: string) => waiters.map((waiter): SignalOutcome => ({ waiter, delivered: false, closed: false, error: text }));
-  if (target instanceof Error) return failAll(target.message);
+  if (target instanceof Error) return failAll(errorMessage(target));
   let temporal: typeof import('@temporalio/client');
   let connection: Connection;
   try {
     temporal = await loadClient();
   } catch (error) {
-    return failAll((error as Error).message);
+    return failAll(errorMessage(error));
   }
   try {
     connection = await connectTemporal(temporal, target);
   } catch (error) {
-    return failAll((error as Error).message);
+    return failAll(errorMessage(error));
   }
   try {
     const outcomes: SignalOutcome[] = [];
@@ -46,7 +47,7 @@ export async function signalDecision(
         outcomes.push({ waiter, delivered: true });
       } catch (error) {
         const closed = error instanceof temporal.WorkflowNotFoundError;
-        outcomes.push({ waiter, delivered: false, closed, error: (error as Error).message });
+        outcomes.push({ waiter, delivered: false, closed, error: errorMessage(error) });
       }
     }
     return outcomes;

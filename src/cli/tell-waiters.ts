@@ -8,6 +8,7 @@ import { EXIT } from './errors.js';
 import { signalDecision } from './signal-workflow.js';
 import { terminalText } from './terminal-text.js';
 import { loadTemporalTarget } from './temporal-connection.js';
+import { errorMessage } from '../error-text.js';
 
 type ClaimIdentity = Pick<Claim, 'key'> & Partial<Pick<Claim, 'namespace' | 'workflowId' | 'runId' | 'activityType'>>;
 
@@ -27,7 +28,7 @@ export async function tellWaiters(
     console.error(`No workflow is on record as waiting on ${claim.key}; nothing to signal.`);
     return EXIT.ok;
   }
-  const target = await loadTemporalTarget().catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+  const target = await loadTemporalTarget().catch((error: unknown) => (error instanceof Error ? error : new Error(errorMessage(error))));
   if (extra && !waiters.some((waiter) => waiter.workflowId === extra)) {
     // A workflow named by hand has no namespace on record: the profile's (or TEMPORAL_NAMESPACE), else the claim's.
     const namespace = (target instanceof Error ? process.env['TEMPORAL_NAMESPACE'] : target.namespace) ?? own?.namespace ?? 'default';

@@ -6,6 +6,7 @@
 import type { Connection } from '@temporalio/client';
 import { TemporalUnavailableError } from './temporal-connection.js';
 import type { TemporalTarget } from './temporal-connection.js';
+import { errorMessage } from '../error-text.js';
 
 export type TemporalClientModule = typeof import('@temporalio/client');
 
@@ -27,7 +28,7 @@ export async function connectTemporal(temporal: TemporalClientModule, target: Te
   try {
     return await temporal.Connection.connect({ ...target.connectionOptions, connectTimeout: 5_000 });
   } catch (error) {
-    throw new TemporalUnavailableError(`cannot connect to Temporal at ${target.description}: ${(error as Error).message}`, 'connect', {
+    throw new TemporalUnavailableError(`cannot connect to Temporal at ${target.description}: ${errorMessage(error)}`, 'connect', {
       cause: error,
     });
   }

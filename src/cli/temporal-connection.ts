@@ -17,6 +17,7 @@ import { homedir, platform } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import type { ConnectionOptions } from '@temporalio/client';
 import { IdempotencyError } from '../errors.js';
+import { errorMessage } from '../error-text.js';
 
 /** What the CLI was doing when Temporal could not be used. */
 export type TemporalStep = 'settings' | 'client' | 'connect' | 'retention';
@@ -62,7 +63,7 @@ export async function loadTemporalTarget(env: NodeJS.ProcessEnv = process.env): 
     loaded = envconfig.loadClientConnectConfig({ overrideEnvVars: setOnly(env) });
   } catch (error) {
     throw new TemporalUnavailableError(
-      `the Temporal connection settings (profile and TEMPORAL_* variables) are not usable: ${(error as Error).message}`,
+      `the Temporal connection settings (profile and TEMPORAL_* variables) are not usable: ${errorMessage(error)}`,
       'settings',
       { cause: error },
     );
@@ -136,7 +137,7 @@ async function loadEnvconfig(): Promise<Envconfig | undefined> {
     // ERR_MODULE_NOT_FOUND from import(); MODULE_NOT_FOUND if a build ever turns it into require().
     // Only when envconfig itself is missing: one of its own dependencies missing is an error to show.
     const code = (error as NodeJS.ErrnoException).code;
-    const missing = (code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND') && (error as Error).message.includes("'@temporalio/envconfig'");
+    const missing = (code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND') && errorMessage(error).includes("'@temporalio/envconfig'");
     if (missing) return undefined;
     throw error;
   }

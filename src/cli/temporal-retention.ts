@@ -11,6 +11,7 @@ import { connectTemporal, loadClient } from './temporal-client.js';
 import type { TemporalClientModule } from './temporal-client.js';
 import { TemporalUnavailableError, loadTemporalTarget } from './temporal-connection.js';
 import type { TemporalStep } from './temporal-connection.js';
+import { errorMessage } from '../error-text.js';
 
 const CALL_DEADLINE_MS = 10_000;
 
@@ -45,7 +46,7 @@ export async function connectForRetention(): Promise<TemporalRetention | Tempora
   } catch (error) {
     if (error instanceof TemporalUnavailableError) return error;
     // Anything else (envconfig's own dependency missing, a broken install) is still why Temporal cannot be asked.
-    return new TemporalUnavailableError(error instanceof Error ? error.message : String(error), step, { cause: error });
+    return new TemporalUnavailableError(errorMessage(error), step, { cause: error });
   }
 }
 
@@ -66,7 +67,7 @@ class TemporalReader implements TemporalRetention {
       ttl = response.config?.workflowExecutionRetentionTtl;
     } catch (error) {
       throw new TemporalUnavailableError(
-        `cannot read the retention of namespace ${namespace} at ${this.description}: ${(error as Error).message}`,
+        `cannot read the retention of namespace ${namespace} at ${this.description}: ${errorMessage(error)}`,
         'retention',
         { cause: error },
       );
@@ -84,7 +85,7 @@ class TemporalReader implements TemporalRetention {
       return { needed: !description.closeTime || description.closeTime >= cutoff };
     } catch (error) {
       if (error instanceof this.temporal.WorkflowNotFoundError) return { needed: false };
-      return { unchecked: (error as Error).message };
+      return { unchecked: errorMessage(error) };
     }
   }
 

@@ -16,6 +16,7 @@ import type { PreviousSecret } from '../store/index.js';
 import type { SecretMaterial } from '../key/index.js';
 import { ResultCodec } from '../worker/result-codec.js';
 import { CliError, EXIT } from './errors.js';
+import { errorMessage } from '../error-text.js';
 
 export interface WorkerConfig {
   readonly payloadConverter?: PayloadConverter;
@@ -45,7 +46,7 @@ async function importConfig(path: string): Promise<WorkerConfig> {
   try {
     module = (await import(pathToFileURL(isAbsolute(path) ? path : resolve(path)).href)) as { default?: unknown };
   } catch (error) {
-    throw new CliError(`--worker-config ${path} could not be loaded: ${(error as Error).message}`, EXIT.usage);
+    throw new CliError(`--worker-config ${path} could not be loaded: ${errorMessage(error)}`, EXIT.usage);
   }
   const exported = typeof module.default === 'function' ? await (module.default as () => unknown)() : module.default;
   if (typeof exported !== 'object' || exported === null) {

@@ -24,6 +24,7 @@ import { assertSchemaUsable } from './schema-version.js';
 import { RecordAuthentication } from './record-authentication.js';
 import type { TrustOptions } from './record-authentication.js';
 import { IdempotencyError } from '../errors.js';
+import { IdempotencyConfigError } from '../errors.js';
 
 export const CLAIM_STATES = ['claimed', 'completed', 'unknown', 'open'] as const;
 
@@ -667,7 +668,7 @@ FROM ${this.claims}`,
     }
     const compromised = new Set(options.compromised ?? []);
     for (const id of compromised) {
-      if (typeof id !== 'string' || id.trim() === '') throw new TypeError('compromised: expected secret ids, as `keys status` shows them.');
+      if (typeof id !== 'string' || id.trim() === '') throw new IdempotencyConfigError({ option: 'compromised', message: 'compromised: expected secret ids, as `keys status` shows them.' });
       if (id === secretId) {
         throw new ClaimChangeRefusedError('in-force', undefined, `Secret ${secretId} is the one being activated: it cannot be compromised too. Nothing was changed.`);
       }

@@ -3,7 +3,7 @@
  * benchmark's baseline sends the very same text straight through `pg`.
  * `table` and `waiters` are already-quoted identifiers; every value is a `$n`.
  */
-import { CLAIM_COLUMNS, CLAIM_READ, inForceColumns } from './claim-row.js';
+import { CLAIM_COLUMNS, CLAIM_READ, OWNER_ALIVE, inForceColumns } from './claim-row.js';
 
 /**
  * Makes this transaction's commit wait for the WAL flush (and for synchronous standbys, when
@@ -177,7 +177,9 @@ WHERE key = $1
 RETURNING ${READ}`,
 
     // The taker's identity replaces the orphan's, so the row never pairs one attempt's ids with another's.
-    // The trigger admits it like a new claim ($13: the schema version this worker knows).
+    // The trigger admits it like a new claim ($13: the schema version this worker knows). An orphan is a
+    // claim whose owner is not alive by the one definition reads use; OWNER_ALIVE is never NULL (a claim
+    // without a lease reads as dead), so its negation keeps such a claim takeable, as before.
     takeOver: `
 UPDATE ${table}
 SET token = $3, state = 'claimed', attempt = $4, claimed_by = $5, claimed_at = now(),
@@ -187,7 +189,7 @@ SET token = $3, state = 'claimed', attempt = $4, claimed_by = $5, claimed_at = n
   worker_schema = $13::integer
 FROM ${DURABLE_COMMIT}
 WHERE key = $1 AND token = $2
-  AND (state = 'unknown' OR (state = 'claimed' AND coalesce(lease_expires_at <= now(), true)))
+  AND (state = 'unknown' OR (state = 'claimed' AND NOT ${OWNER_ALIVE}))
 ${CLAIM_RETURNING}`,
 
     // Flags the claim as awaited in the same statement, under its row lock: an outcome recorded after this

@@ -8,6 +8,7 @@
  * all of them, until it was deleted or its time (twice the lease) is up.
  */
 import type { StoreLogger } from './store-logger.js';
+import { errorMessage } from '../error-text.js';
 
 /** Deletes the claims that still exist and are still `claimed` under these tokens; returns the tokens it deleted. */
 export type UndoClaims = (keys: readonly string[], tokens: readonly string[]) => Promise<readonly string[]>;
@@ -111,7 +112,7 @@ export class ClaimUndo {
       if (this.lastError !== undefined) {
         this.logger.warn('Idempotency: could not undo a claim whose insert may have committed; a retry will find it and refuse', {
           idempotencyKey: key,
-          error: this.lastError instanceof Error ? this.lastError.message : String(this.lastError),
+          error: errorMessage(this.lastError),
         });
       }
     }

@@ -43,6 +43,8 @@ import { pgText } from './pg-text.js';
 import { defaultStoreLogger } from './store-logger.js';
 import type { StoreLogger } from './store-logger.js';
 import { sha256Hex } from '../key/index.js';
+import { errorMessage } from '../error-text.js';
+import { IdempotencyConfigError } from '../errors.js';
 
 export interface PostgresClaimStoreOptions extends TrustOptions {
   /**
@@ -143,12 +145,18 @@ export class PostgresClaimStore implements ClaimStore {
 
   constructor(options: PostgresClaimStoreOptions) {
     if (options?.pool == null || typeof options.pool.query !== 'function') {
-      throw new TypeError('PostgresClaimStore needs { pool }: a pg.Pool connected to the database migrate() prepared.');
+      throw new IdempotencyConfigError({
+        option: 'pool',
+        message: 'PostgresClaimStore needs { pool }: a pg.Pool connected to the database migrate() prepared.',
+      });
     }
     for (const option of ['synchronousRecords', 'preparedStatements', 'batchStatements'] as const) {
       // By truthiness, 'false' from an environment variable would mean true.
       if (options[option] !== undefined && typeof options[option] !== 'boolean') {
-        throw new TypeError(`PostgresClaimStore option ${option} must be true or false, got ${JSON.stringify(options[option]) ?? typeof options[option]}.`);
+        throw new IdempotencyConfigError({
+          option,
+          message: `PostgresClaimStore option ${option} must be true or false, got ${JSON.stringify(options[option]) ?? typeof options[option]}.`,
+        });
       }
     }
     this.pool = options.pool;
@@ -561,7 +569,7 @@ export class PostgresClaimStore implements ClaimStore {
       (error: unknown) => {
         // Tried again in a minute: during an outage, one warning a minute, not one a claim.
         this.logger.warn('Idempotency: could not note this worker for keys activate to check', {
-          error: error instanceof Error ? error.message : String(error),
+          error: errorMessage(error),
         });
       },
     );
@@ -610,7 +618,7 @@ export class PostgresClaimStore implements ClaimStore {
     if (guardedPools.has(this.pool) || typeof this.pool.on !== 'function') return;
     guardedPools.add(this.pool);
     this.pool.on('error', (error) =>
-      this.logger.warn('Idempotency: an idle Postgres connection failed; the pool replaces it', { error: error.message }),
+      this.logger.warn('Idempotency: an idle Postgres connection failed; the pool replaces it', { error: errorMessage(error) }),
     );
   }
 }

@@ -4,6 +4,7 @@
  * poolers (PgBouncer) refuse.
  */
 import type pg from 'pg';
+import { InvalidArgumentError } from '../errors.js';
 
 /** `set_config`, not `SET`: `SET` takes no parameters, and the value goes in one. Session-wide, as `SET` is. */
 const SET_STATEMENT_TIMEOUT = `
@@ -17,7 +18,7 @@ export async function setStatementTimeout(client: pg.ClientBase, ms: number): Pr
   const wholeMs = Math.round(ms);
   // 0 would mean no limit at all: a caller that meant one must not get none.
   if (!Number.isFinite(wholeMs) || wholeMs < 1) {
-    throw new RangeError(`setStatementTimeout needs a finite number of milliseconds, at least 1; got ${String(ms)}.`);
+    throw new InvalidArgumentError('ms', `setStatementTimeout needs a finite number of milliseconds, at least 1; got ${String(ms)}.`);
   }
   await client.query(SET_STATEMENT_TIMEOUT, [String(wholeMs)]);
 }

@@ -15,6 +15,7 @@ import type { ClaimStore } from '../store/claim-store.js';
 import type { AnyActivity, IdempotencyOptions } from '../worker/options.js';
 import { idempotencyInterceptors } from '../worker/registration.js';
 import { InMemoryClaimStore } from './in-memory-claim-store.js';
+import { InvalidArgumentError } from '../errors.js';
 
 export interface IdempotentActivityEnvironmentOptions<Activities extends object = Record<string, AnyActivity>>
   extends Omit<IdempotencyOptions<Activities>, 'store'> {
@@ -61,10 +62,11 @@ export class IdempotentActivityEnvironment<Activities extends object = Record<st
    */
   run<P extends unknown[], R>(activity: ActivityFunction<P, R>, ...args: P): Promise<R> {
     if (typeof activity !== 'function') {
-      throw new TypeError(`IdempotentActivityEnvironment.run needs the activity function first; got ${typeof activity}.`);
+      throw new InvalidArgumentError('activity', `IdempotentActivityEnvironment.run needs the activity function first; got ${typeof activity}.`);
     }
     if (!activity.name) {
-      throw new TypeError(
+      throw new InvalidArgumentError(
+        'activity',
         'IdempotentActivityEnvironment.run: this activity function has no name to register it by; ' +
           "run it with attempt({ activityType: 'chargeCard' }).run(fn, ...args).",
       );
@@ -78,7 +80,8 @@ export class IdempotentActivityEnvironment<Activities extends object = Record<st
    */
   attempt(info: AttemptInfo): MockActivityEnvironment {
     if (typeof info?.activityType !== 'string' || info.activityType === '') {
-      throw new TypeError(
+      throw new InvalidArgumentError(
+        'info',
         "IdempotentActivityEnvironment.attempt needs the activity type the attempt runs as, e.g. attempt({ activityType: 'chargeCard' }).",
       );
     }

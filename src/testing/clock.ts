@@ -3,6 +3,7 @@
  * them by the database's clock; a unit test keeps them by a clock it moves,
  * so it can make an owner look dead without sleeping.
  */
+import { InvalidArgumentError } from '../errors.js';
 
 export interface Clock {
   /** Milliseconds since the epoch, as `Date.now()`. */
@@ -34,7 +35,7 @@ export class ManualClock implements Clock {
   /** Moves time forward by `ms`: leases and deadlines that end meanwhile have ended. */
   advance(ms: number): void {
     if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
-      throw new RangeError(`ManualClock.advance(ms) needs a finite number of milliseconds, 0 or more; got ${String(ms)}.`);
+      throw new InvalidArgumentError('ms', `ManualClock.advance(ms) needs a finite number of milliseconds, 0 or more; got ${String(ms)}.`);
     }
     this.current += ms;
     for (const listener of [...this.listeners]) listener();
@@ -49,7 +50,7 @@ export class ManualClock implements Clock {
 function millisecondsOf(name: string, value: number | Date): number {
   const ms = value instanceof Date ? value.getTime() : value;
   if (typeof ms !== 'number' || !Number.isFinite(ms)) {
-    throw new RangeError(`ManualClock: ${name} must be a Date or milliseconds since the epoch; got ${String(value)}.`);
+    throw new InvalidArgumentError(name, `ManualClock: ${name} must be a Date or milliseconds since the epoch; got ${String(value)}.`);
   }
   return ms;
 }

@@ -20,6 +20,7 @@ import { pgText } from '../store/pg-text.js';
 import { systemClock } from './clock.js';
 import type { Clock } from './clock.js';
 import { InMemoryAuditLedger } from './in-memory-audit-ledger.js';
+import { IdempotencyConfigError, InvalidArgumentError } from '../errors.js';
 
 export interface InMemoryClaimStoreOptions {
   /** What leases, deadlines and timestamps are measured by. Default: the system clock; `ManualClock` in tests that move time. */
@@ -65,7 +66,10 @@ export class InMemoryClaimStore implements ClaimStore {
   constructor(options: InMemoryClaimStoreOptions = {}) {
     const clock = options?.clock ?? systemClock;
     if (typeof clock?.now !== 'function') {
-      throw new TypeError('InMemoryClaimStore: clock must have a now() that returns milliseconds, such as a ManualClock.');
+      throw new IdempotencyConfigError({
+        option: 'clock',
+        message: 'InMemoryClaimStore: clock must have a now() that returns milliseconds, such as a ManualClock.',
+      });
     }
     this.clock = clock;
     // A jump in time may have ended an owner's lease: let every waiting attempt read again.
@@ -303,6 +307,6 @@ function dateOrNull(ms: number | null): Date | null {
 
 function requireDuration(name: string, ms: number): void {
   if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
-    throw new RangeError(`InMemoryClaimStore: ${name} must be a finite number of milliseconds, 0 or more; got ${String(ms)}.`);
+    throw new InvalidArgumentError(name, `InMemoryClaimStore: ${name} must be a finite number of milliseconds, 0 or more; got ${String(ms)}.`);
   }
 }

@@ -10,11 +10,10 @@ import type { Context } from '@temporalio/activity';
 import { ApplicationFailure, CompleteAsyncError } from '@temporalio/common';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, ActivityInterceptorsFactory, Next } from '@temporalio/worker';
 import { IdempotencyConfiguration } from '../failure-types.js';
-import { errorText } from '../error-text.js';
+import { errorClass, errorText } from '../error-text.js';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { PayloadCodec, PayloadConverter } from '@temporalio/common';
 import type { AuditLedger, LedgerCall, LedgerError, LedgerOutcome } from '../store/index.js';
-import { errorClass } from './outcome-classification.js';
 import { NotSentError } from './errors.js';
 import { ResultCodec } from './result-codec.js';
 import { currentCallOf, isUnguarded } from './current-call.js';
@@ -102,5 +101,11 @@ export function auditLedgerInterceptors(options: {
   return [(context) => ({ inbound: new AuditedActivityInboundInterceptor(context, options.ledger, codec) })];
 }
 
-/** The name 0.1 exported; the SDK's own interceptors end in `…Interceptor`. */
-export { AuditedActivityInboundInterceptor as AuditedActivityInbound };
+/**
+ * The name 0.1 exported, kept so code written against it still compiles (a value and a type, so
+ * TypeScript shows the deprecation).
+ * @deprecated Use `AuditedActivityInboundInterceptor`: the SDK's own interceptors end in `…Interceptor`.
+ */
+export const AuditedActivityInbound = AuditedActivityInboundInterceptor;
+/** @deprecated Use `AuditedActivityInboundInterceptor`: the SDK's own interceptors end in `…Interceptor`. */
+export type AuditedActivityInbound = AuditedActivityInboundInterceptor;

@@ -12,7 +12,8 @@ import { randomUUID } from 'node:crypto';
 import type { ClaimRequest, KeyFormats, LedgerCall } from '../store/index.js';
 import { RESUMABLE_EARLIER_HEADER, RESUME_KEY_HEADER, isResumableEarlier, isResumeKey } from '../call-headers.js';
 import type { ResumeKey, ResumeMatch } from '../call-headers.js';
-import { IdempotencyConfigError } from './errors.js';
+import { IdempotencyConfigError } from '../errors.js';
+import { errorClass } from '../error-text.js';
 import type { ResolvedActivitySettings } from './options.js';
 
 /**
@@ -99,12 +100,7 @@ export function checkCallScopeAlone(
 ): void {
   const payload = headers[RESUMABLE_EARLIER_HEADER];
   if (!payload) return;
-  let value: unknown;
-  try {
-    value = defaultPayloadConverter.fromPayload(payload);
-  } catch (error) {
-    throw new InvalidKeyInputError(`headers["${RESUMABLE_EARLIER_HEADER}"]`, `it cannot be decoded (${String(error)})`);
-  }
+  const value = decodedHeader(RESUMABLE_EARLIER_HEADER, payload);
   if (!isResumableEarlier(value)) throw new InvalidKeyInputError(`headers["${RESUMABLE_EARLIER_HEADER}"]`, 'it is not { activityTypes: string[] }');
   const earlierWrites = value.activityTypes.filter((activityType) => settingsOf(activityType).guarded);
   if (earlierWrites.length === 0) return;
@@ -172,18 +168,25 @@ function keysInEveryFormat(
 function resumeKeyFor(info: Info, headers: Readonly<Record<string, Payload>>): ResumeKey | undefined {
   const payload = headers[RESUME_KEY_HEADER];
   if (!payload) return undefined;
-  let value: unknown;
-  try {
-    value = defaultPayloadConverter.fromPayload(payload);
-  } catch (error) {
-    throw new InvalidKeyInputError(`headers["${RESUME_KEY_HEADER}"]`, `it cannot be decoded (${String(error)})`);
-  }
+  const value = decodedHeader(RESUME_KEY_HEADER, payload);
   if (!isResumeKey(value)) {
     throw new InvalidKeyInputError(`headers["${RESUME_KEY_HEADER}"]`, 'it is not { key: <64 hex digits>, activityType }');
   }
   // Only a call of the refused type can sit in its place (a forged header cannot say otherwise).
   const match = value.match === 'other' || value.activityType !== info.activityType ? 'other' : 'same';
   return { ...value, match };
+}
+
+/**
+ * A header `resumable()` set. One that cannot be decoded is bad key input (it fails alike on every
+ * attempt), named by the error's class: the refusal lands in history, and the header is not ours to quote.
+ */
+function decodedHeader(name: string, payload: Payload): unknown {
+  try {
+    return defaultPayloadConverter.fromPayload(payload);
+  } catch (error) {
+    throw new InvalidKeyInputError(`headers["${name}"]`, `it cannot be decoded (${errorClass(error)})`);
+  }
 }
 
 /** `undefined` is refused: a forgotten `return` would otherwise key every call of the type alike. */
@@ -238,7 +241,7 @@ function callUserFunction<T>(name: string, fn: () => T): T {
   } catch (error) {
     if (error instanceof InvalidKeyInputError) throw error;
     // The error's own message may carry argument values: only its class goes into the refusal.
-    throw new InvalidKeyInputError(`${name}()`, `it threw ${error instanceof Error ? error.name : typeof error}`);
+    throw new InvalidKeyInputError(`${name}()`, `it threw ${errorClass(error)}`);
   }
 }
 

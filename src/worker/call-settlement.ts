@@ -9,10 +9,9 @@ import { CompleteAsyncError } from '@temporalio/common';
 import type { Payload } from '@temporalio/common';
 import type { Claim, HeldClaim, OutcomeNote } from '../store/index.js';
 import { retryFor } from '../bounded-retry.js';
-import { errorText } from '../error-text.js';
-import { IdempotencyError } from '../errors.js';
+import { errorClass, errorMessage, errorSummary, errorText } from '../error-text.js';
 import type { InterceptorDependencies } from './interceptor.js';
-import { classifyOutcome, errorClass } from './outcome-classification.js';
+import { classifyOutcome } from './outcome-classification.js';
 import type { OutcomeVerdict } from './outcome-classification.js';
 import type { ResolvedActivitySettings } from './options.js';
 import { orphanedClaim } from './refusals.js';
@@ -58,8 +57,7 @@ export class CallSettlement {
       // Temporal could not carry this result either; say so now rather than after a retry.
       throw await this.keepUnknown(
         {
-          // Our own errors name no user data; anyone else's message might.
-          summary: `the call succeeded but its result could not be encoded (${error instanceof IdempotencyError ? error.message : errorClass(error)})`,
+          summary: `the call succeeded but its result could not be encoded (${errorSummary(error)})`,
           detail: errorText(error),
         },
       );
@@ -175,6 +173,6 @@ export class CallSettlement {
 
 function cancelReason(signal: AbortSignal): string {
   const reason: unknown = signal.reason;
-  if (reason instanceof Error) return reason.message || reason.name;
-  return reason === undefined ? 'no reason given' : String(reason);
+  if (reason === undefined) return 'no reason given';
+  return errorMessage(reason) || errorClass(reason);
 }

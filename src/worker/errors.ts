@@ -56,16 +56,3 @@ Object.defineProperty(NotSentError.prototype, NOT_SENT, { value: true });
 function hasBrand(value: unknown, brand: symbol): boolean {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true;
 }
-
-/** Wrong options given to `idempotencyInterceptors()`; raised when the worker is configured. */
-export class IdempotencyConfigError extends IdempotencyError {
-  override readonly name = 'IdempotencyConfigError';
-  readonly code = 'invalid-configuration';
-  constructor(
-    /** Which option was wrong, e.g. `activities.chargeCard.scope`. */
-    readonly option: string,
-    message: string,
-  ) {
-    super(`Invalid idempotency option ${option}: ${message}`);
-  }
-}

@@ -13,7 +13,7 @@ import { callIdentityFor, callerOf, checkCallScopeAlone, ledgerCallOf } from './
 import type { CallIdentity } from './call-identity.js';
 import { enterCall, leaveCall } from './current-call.js';
 import { IDEMPOTENCY_FAILURE_TYPES } from '../failure-types.js';
-import { IdempotencyConfigError } from './errors.js';
+import { IdempotencyConfigError } from '../errors.js';
 import type { LeaseKeeper } from './lease-keeper.js';
 import type { IdempotencyMetrics } from './metrics.js';
 import type { ResolvedActivitySettings, ResolvedOptions } from './options.js';
@@ -36,6 +36,7 @@ import type { ReconcileAnswer, Reconciler } from './reconciliation.js';
 import { UNKEYED, keyToUuid } from '../key/index.js';
 import type { ReconcileOutcome } from '../store/index.js';
 import { CRON_SCHEDULE_HEADER } from '../call-headers.js';
+import { errorClass } from '../error-text.js';
 import { AttemptTrace, tracedClaim } from './tracing.js';
 
 /** What an attempt does next with its key, once it knows who holds the claim. */
@@ -169,7 +170,7 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
     } catch (error) {
       this.context.log.warn('Idempotency: the arguments could not be encoded; the claim is made without them', {
         idempotencyKey: identity.request.key,
-        error: error instanceof Error ? error.name : typeof error,
+        error: errorClass(error),
       });
       return null;
     }
@@ -439,8 +440,14 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
   }
 }
 
-/** The name of the SDK's own inbound interceptors; kept for code written against 0.1. */
-export { IdempotentActivityInboundInterceptor as IdempotentActivityInbound };
+/**
+ * The name 0.1 exported, kept so code written against it still compiles. A value and a type, not an
+ * `export { … as … }`: TypeScript shows `@deprecated` only on declarations.
+ * @deprecated Use `IdempotentActivityInboundInterceptor`, named like the SDK's own inbound interceptors.
+ */
+export const IdempotentActivityInbound = IdempotentActivityInboundInterceptor;
+/** @deprecated Use `IdempotentActivityInboundInterceptor`, named like the SDK's own inbound interceptors. */
+export type IdempotentActivityInbound = IdempotentActivityInboundInterceptor;
 
 /** Whether the claim's attempt is past its deadline (start-to-close plus a grace), by the database's clock. */
 function pastDeadline(claim: Claim): boolean {

@@ -9,7 +9,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { SCOPES, isScope } from '../key/index.js';
 import type { Scope } from '../key/index.js';
 import type { AuditLedger, ClaimStore } from '../store/index.js';
-import { IdempotencyConfigError } from './errors.js';
+import { IdempotencyConfigError } from '../errors.js';
 import { defaultWorkerIdentity } from './worker-identity.js';
 import type { Reconciler } from './reconciliation.js';
 

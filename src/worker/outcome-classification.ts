@@ -13,7 +13,7 @@
  * 5. anything else: definite.
  */
 import { NotSentError, OutcomeUnknownError } from './errors.js';
-import { errorText } from '../error-text.js';
+import { errorClass, errorText } from '../error-text.js';
 import { errorChain, transportVerdict } from './transport-errors.js';
 
 export interface OutcomeVerdict {
@@ -59,8 +59,3 @@ export function classifyOutcome(error: unknown, context: ClassificationContext):
   return verdict(false, `the activity threw ${errorClass(error)}`);
 }
 
-/** An error's class, the one part of it that is safe to show anywhere. */
-export function errorClass(error: unknown): string {
-  if (error instanceof Error) return error.name || 'Error';
-  return error === null ? 'null' : typeof error;
-}

@@ -24,7 +24,7 @@ import type {
   WorkerOptions,
   WorkerPlugin,
 } from '@temporalio/worker';
-import { IdempotencyConfigError } from './errors.js';
+import { IdempotencyConfigError } from '../errors.js';
 import { nearestName } from './options.js';
 import type { AnyActivity, IdempotencyOptions } from './options.js';
 import { idempotencyInterceptors } from './registration.js';

@@ -6,7 +6,7 @@
  * the orphaned claim over first, so two attempts never reconcile, or run, at once.
  */
 import type { Info } from '@temporalio/activity';
-import { errorText } from '../error-text.js';
+import { errorClass, errorText } from '../error-text.js';
 import type { Claim } from '../store/index.js';
 import { ATTRIBUTES, SPAN_NAMES, inChildSpan } from './tracing.js';
 
@@ -86,8 +86,7 @@ async function answerOf(reconcile: Reconciler, call: ReconcileCall): Promise<Rec
   try {
     answer = await reconcile(call);
   } catch (error) {
-    const name = error instanceof Error ? error.name : typeof error;
-    return { outcome: 'unknown', summary: `reconcile threw ${name}`, detail: errorText(error) };
+    return { outcome: 'unknown', summary: `reconcile threw ${errorClass(error)}`, detail: errorText(error) };
   }
   const { outcome } = (answer ?? {}) as { outcome?: unknown };
   if (outcome === 'happened') return { outcome, result: (answer as { result?: unknown }).result };

@@ -14,9 +14,9 @@ import {
   IdempotencyRecordRejected,
   IdempotencyStoreUnavailable,
 } from '../failure-types.js';
-import { IdempotencyError } from '../errors.js';
+import { errorClass, storeFailureText } from '../error-text.js';
 import type { InvalidKeyInputError } from '../key/index.js';
-import type { IdempotencyConfigError } from './errors.js';
+import type { IdempotencyConfigError } from '../errors.js';
 import type { Claim, ClaimRequest } from '../store/index.js';
 
 /** The refused attempt, as much of it as a refusal names. */
@@ -182,31 +182,6 @@ export function storeUnavailable(request: ClaimRequest, cause: unknown): Applica
   });
 }
 
-const STORE_FAILURES: Readonly<Record<string, string>> = {
-  ECONNREFUSED: 'connection refused',
-  ENOTFOUND: 'database host not found',
-  EAI_AGAIN: 'database host lookup failed',
-  ETIMEDOUT: 'connection timed out',
-  ECONNRESET: 'connection reset',
-  '28P01': 'authentication failed',
-  '28000': 'authorization failed',
-  '3D000': 'database does not exist',
-  '42P01': 'a table is missing',
-  '42501': 'permission denied',
-  '57P01': 'the server is shutting down',
-  '57P03': 'the server is starting up',
-  '53300': 'too many connections',
-};
-
-/** What went wrong, by code only; library errors (which name only the schema) keep their own message. */
-function storeFailureText(cause: unknown): string {
-  if (cause instanceof IdempotencyError) return cause.message.replace(/\.$/, '');
-  const code = (cause as { code?: unknown } | null)?.code;
-  if (typeof code === 'string') return `${STORE_FAILURES[code] ?? 'database error'} [${code}]`;
-  if (cause instanceof Error && /timeout/i.test(cause.message)) return 'timed out waiting for a connection';
-  return cause instanceof Error ? cause.name : 'unknown failure';
-}
-
 export function resultUndecodable(claim: Claim, refused: Refused, cause: unknown): ApplicationFailure {
   const encoding = claim.result?.metadata?.['encoding'];
   const encodingText = encoding ? Buffer.from(encoding).toString('utf8') : 'unknown';
@@ -215,7 +190,7 @@ export function resultUndecodable(claim: Claim, refused: Refused, cause: unknown
     nonRetryable: false,
     message:
       `Did not run ${claim.activityType} again (attempt ${refused.attempt}): ${describeClaim(claim)} and recorded a result, ` +
-      `but this worker cannot decode it (encoding ${encodingText}, ${cause instanceof Error ? cause.name : 'error'}). Give this worker the payload ` +
+      `but this worker cannot decode it (encoding ${encodingText}, ${errorClass(cause)}). Give this worker the payload ` +
       `converter and codecs the recording worker had (payloadConverter, payloadCodecs); Temporal will retry.`,
     details: [detailsOf(claim, refused, 'result-undecodable')],
   });

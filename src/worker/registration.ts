@@ -7,7 +7,7 @@ import { Runtime } from '@temporalio/worker';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { setDefaultStoreLogger } from '../store/store-logger.js';
 import { auditLedgerInterceptors } from './audit-interceptor.js';
-import { IdempotencyConfigError } from './errors.js';
+import { IdempotencyConfigError } from '../errors.js';
 import { leaseKeeperFor } from './lease-keeper.js';
 import { IdempotentActivityInboundInterceptor } from './interceptor.js';
 import { IdempotencyMetrics } from './metrics.js';

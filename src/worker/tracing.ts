@@ -14,6 +14,7 @@
 import { createRequire } from 'node:module';
 import type * as OpenTelemetry from '@opentelemetry/api';
 import type { BeginResult } from '../store/index.js';
+import { failureType } from '../error-text.js';
 
 /** Child spans of the activity's span. */
 export const SPAN_NAMES = {
@@ -112,7 +113,7 @@ export async function inChildSpan<T>(name: string, operation: () => Promise<T>, 
     span.setAttributes(defined(outcome(result)));
     return result;
   } catch (error) {
-    span.setAttribute(ATTRIBUTES.errorType, errorType(error));
+    span.setAttribute(ATTRIBUTES.errorType, failureType(error));
     span.setStatus({ code: api.SpanStatusCode.ERROR });
     throw error;
   } finally {
@@ -126,14 +127,6 @@ export function tracedClaim(begin: () => Promise<BeginResult>): Promise<BeginRes
     [ATTRIBUTES.claimWon]: begun.won,
     [ATTRIBUTES.claimFoundState]: begun.won ? undefined : begun.claim.state,
   }));
-}
-
-/** A failure's type when it has one (an ApplicationFailure), else the error's class. */
-function errorType(error: unknown): string {
-  if (typeof error !== 'object' || error === null) return typeof error;
-  const { type, name } = error as { type?: unknown; name?: unknown };
-  if (typeof type === 'string' && type) return type;
-  return typeof name === 'string' && name ? name : 'Error';
 }
 
 function defined(attributes: SpanAttributes): Record<string, string | number | boolean> {

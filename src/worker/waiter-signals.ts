@@ -9,7 +9,7 @@ import type { Context } from '@temporalio/activity';
 import { OPERATOR_DECISION_SIGNAL } from '../operator-decision.js';
 import type { OperatorDecision } from '../operator-decision.js';
 import type { ClaimStore, HeldClaim, Waiter } from '../store/index.js';
-import { errorText } from '../error-text.js';
+import { errorMessage } from '../error-text.js';
 
 /**
  * Best effort, after the caller's own result was recorded: a waiter it cannot tell (another namespace,
@@ -21,7 +21,7 @@ export async function tellWaitersOfOutcome(context: Context, store: ClaimStore, 
   try {
     waiters = await store.waitersToTell(claim);
   } catch (error) {
-    leftForResume(context, claim.key, `could not read who waits on the key (${errorText(error)})`);
+    leftForResume(context, claim.key, `could not read who waits on the key (${errorMessage(error)})`);
     return;
   }
   if (waiters.length === 0) return;
@@ -42,13 +42,13 @@ export async function tellWaitersOfOutcome(context: Context, store: ClaimStore, 
     } catch (error) {
       // Closed: nothing waits there any more, and a reset starts from the record anyway.
       if (error instanceof Error && error.name === 'WorkflowNotFoundError') told.push(waiter);
-      else leftForResume(context, claim.key, `signalling workflow ${waiter.workflowId} failed (${errorText(error)})`);
+      else leftForResume(context, claim.key, `signalling workflow ${waiter.workflowId} failed (${errorMessage(error)})`);
     }
   }
   await store.waitersTold?.(claim.key, told).catch((error: unknown) =>
     context.log.warn('Idempotency: could not note the waiters told of the outcome; `resume` would tell them again', {
       idempotencyKey: claim.key,
-      error: errorText(error),
+      error: errorMessage(error),
     }),
   );
 }

@@ -13,7 +13,7 @@
 import { ActivityFailure, ApplicationFailure, condition, log, patched, setHandler } from '@temporalio/workflow';
 import { IdempotencyOrphanedClaim } from '../failure-types.js';
 // Sandbox-safe: it imports only the error base, no Node built-in and no Temporal worker code.
-import { IdempotencyConfigError } from '../worker/errors.js';
+import { IdempotencyConfigError } from '../errors.js';
 import { decisions } from './decisions.js';
 import type { PendingRefusal } from './decisions.js';
 import { operatorDecisionSignal, pendingRefusalsQuery } from './definitions.js';

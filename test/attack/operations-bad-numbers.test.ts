@@ -11,7 +11,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { ClaimOperations } from '../../src/index.js';
+import { ClaimOperations, IdempotencyConfigError, InvalidArgumentError } from '../../src/index.js';
 import { claimRequest } from '../support/claims.js';
 import { useTestSchema } from '../support/schema.js';
 
@@ -29,6 +29,7 @@ describe('ClaimOperations refuses bad numbers before changing anything', () => {
     const { claim } = await schema.store.begin(claimRequest(), 60_000);
     await schema.store.complete(claim, defaultPayloadConverter.toPayload({ charged: true }));
     for (const horizon of [-86_400_000, 0, Number.NaN, Number.POSITIVE_INFINITY]) {
+      await expect(operations.prune(horizon)).rejects.toThrow(InvalidArgumentError);
       await expect(operations.prune(horizon)).rejects.toThrow(/olderThanMs/);
       await expect(operations.pruneSummary(horizon)).rejects.toThrow(/olderThanMs/);
     }
@@ -38,6 +39,7 @@ describe('ClaimOperations refuses bad numbers before changing anything', () => {
   it('activateSecret({ batchSize: 0 }) names batchSize and leaves the format as it was', async () => {
     const operations = new ClaimOperations(schema.pool, { schema: schema.name, secret: SECRET });
     for (const batchSize of [0, -1, 0.5, Number.NaN]) {
+      await expect(operations.activateSecret({ batchSize, force: true })).rejects.toThrow(IdempotencyConfigError);
       await expect(operations.activateSecret({ batchSize, force: true })).rejects.toThrow(/batchSize/);
     }
     expect(await keyFormat()).toBe(1);
@@ -49,6 +51,7 @@ describe('ClaimOperations refuses bad numbers before changing anything', () => {
       await expect(operations.pruneLedger(horizon)).rejects.toThrow(/olderThanMs/);
     }
     for (const dryRun of [0, 'no', null]) {
+      await expect(operations.pruneLedger(30 * 86_400_000, { dryRun: dryRun as unknown as boolean })).rejects.toThrow(IdempotencyConfigError);
       await expect(operations.pruneLedger(30 * 86_400_000, { dryRun: dryRun as unknown as boolean })).rejects.toThrow(/dryRun/);
     }
   });

@@ -6,14 +6,16 @@
  */
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { PostgresClaimStore } from '../../src/index.js';
+import { IdempotencyConfigError, PostgresClaimStore } from '../../src/index.js';
 
 describe('PostgresClaimStore boolean options', () => {
   const pool = new pg.Pool({ connectionString: 'postgres://nobody@127.0.0.1:1/none' });
   for (const option of ['synchronousRecords', 'preparedStatements'] as const) {
     for (const value of ['false', 0, 1, null]) {
       it(`refuses ${option}: ${JSON.stringify(value)}, naming the option`, () => {
-        expect(() => new PostgresClaimStore({ pool, [option]: value as unknown as boolean })).toThrow(new RegExp(option));
+        const store = () => new PostgresClaimStore({ pool, [option]: value as unknown as boolean });
+        expect(store).toThrow(IdempotencyConfigError);
+        expect(store).toThrow(new RegExp(`option ${option} must be true or false`));
       });
     }
     it(`accepts ${option}: true, false and leaving it out`, () => {

@@ -102,6 +102,16 @@ describe('migrate', () => {
     expect(() => new PostgresClaimStore({ pool: schema.pool, schema: bad as string })).toThrow(/Invalid schema/);
   });
 
+  it('reads a claim without a lease (made before leases) as orphaned, and lets it be taken over', async () => {
+    const { claim } = await schema.store.begin(request(), LEASE_MS);
+    await schema.pool.query(`UPDATE "${schema.name}".claims SET lease_expires_at = NULL WHERE key = $1`, [claim.key]);
+
+    const found = await schema.store.get(claim.key);
+    expect(found).toMatchObject({ state: 'claimed', ownerAlive: false, leaseExpiresAt: null });
+    const taken = await schema.store.takeOver(found!, request({ key: claim.key, attempt: 2 }), LEASE_MS);
+    expect(taken).toMatchObject({ state: 'claimed', attempt: 2, ownerAlive: true });
+  });
+
   it('names the fix when a store is used on a schema that was never migrated', async () => {
     const store = new PostgresClaimStore({ pool: schema.pool, schema: 'never_migrated_here' });
     await expect(store.begin(request(), LEASE_MS)).rejects.toThrow(SchemaNotMigratedError);

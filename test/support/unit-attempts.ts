@@ -7,17 +7,35 @@
  */
 import type { Info } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { MockActivityEnvironment } from '@temporalio/testing';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
-import type { LogEntry } from '@temporalio/worker';
+import type { ActivityInterceptorsFactory, LogEntry } from '@temporalio/worker';
+import { RESUME_KEY_HEADER } from '../../src/call-headers.js';
+import type { ResumeKey } from '../../src/call-headers.js';
 import type { Payload } from '@temporalio/common';
-import type { BeginResult, Claim, ClaimRequest, ClaimWatch, Waiter, WaiterNoted } from '../../src/index.js';
-import type { OutcomeNote } from '../../src/store/claim-store.js';
-import { IdempotentActivityEnvironment, InMemoryClaimStore, ManualClock } from '../../src/testing/index.js';
-import type { IdempotentActivityEnvironmentOptions } from '../../src/testing/index.js';
+import { idempotencyInterceptors } from '../../src/index.js';
+import type { BeginResult, Claim, ClaimRequest, ClaimWatch, LedgerCall, Waiter, WaiterNoted } from '../../src/index.js';
+import { UNKEYED } from '../../src/key/index.js';
+import type { KeyFormats, OutcomeNote } from '../../src/store/claim-store.js';
+import { IdempotentActivityEnvironment, InMemoryAuditLedger, InMemoryClaimStore, ManualClock } from '../../src/testing/index.js';
+import type { Clock, IdempotentActivityEnvironmentOptions } from '../../src/testing/index.js';
 
-/** The store operations a test can make fail or stall. */
-export type StoreOperation = 'begin' | 'complete' | 'release' | 'markUnknown' | 'takeOver' | 'watch' | 'addWaiter';
+/**
+ * The store operations a test can make fail or stall: the claim store's, `current` (a waiter's
+ * re-read of the claim it follows), and `recordStart` of the audit ledger kept beside the claims.
+ */
+export type StoreOperation =
+  | 'keyFormats'
+  | 'begin'
+  | 'complete'
+  | 'release'
+  | 'markUnknown'
+  | 'takeOver'
+  | 'watch'
+  | 'current'
+  | 'addWaiter'
+  | 'recordStart';
 
 /**
  * A lease that outlasts an attempt with a one-second start-to-close timeout past its deadline (that
@@ -43,7 +61,12 @@ export class FaultyClaimStore extends InMemoryClaimStore {
   readonly asked = new Map<StoreOperation, number>();
   forgeRecords = false;
 
-  /** `operation` rejects with `error` the next `times` times it is asked for. */
+  private readonly faultyLedger = new FaultyAuditLedger(this.clock, () => this.ask('recordStart'));
+
+  /**
+   * `operation` rejects with `error` the next `times` times it is asked for; `error` may be made from
+   * the key asked about (`begin`, `watch`, `current`), as the store's own errors name it.
+   */
   fail(operation: StoreOperation, error: unknown = connectionRefused(), times = Number.POSITIVE_INFINITY): void {
     this.faults.set(operation, { error, times });
   }
@@ -62,8 +85,14 @@ export class FaultyClaimStore extends InMemoryClaimStore {
     };
   }
 
+  /** As a store without a secret answers (format 1 alone), asked before each key is derived. */
+  async keyFormats(): Promise<KeyFormats> {
+    await this.ask('keyFormats');
+    return { inForce: UNKEYED, previous: [] };
+  }
+
   override async begin(request: ClaimRequest, leaseMs: number): Promise<BeginResult> {
-    await this.ask('begin');
+    await this.ask('begin', request.key);
     const begun = await super.begin(request, leaseMs);
     return begun.won || !this.forgeRecords ? begun : { won: false, claim: { ...begun.claim, authenticity: 'rejected' } };
   }
@@ -89,13 +118,26 @@ export class FaultyClaimStore extends InMemoryClaimStore {
   }
 
   override async watch(key: string): Promise<ClaimWatch> {
-    await this.ask('watch');
-    return super.watch(key);
+    await this.ask('watch', key);
+    const watch = await super.watch(key);
+    return {
+      current: async () => {
+        await this.ask('current', key);
+        return watch.current();
+      },
+      changed: (timeoutMs) => watch.changed(timeoutMs),
+      notifying: watch.notifying,
+      close: () => watch.close(),
+    };
   }
 
   override async addWaiter(waiter: Waiter): Promise<WaiterNoted> {
     await this.ask('addWaiter');
     return super.addWaiter(waiter);
+  }
+
+  override auditLedger(): InMemoryAuditLedger {
+    return this.faultyLedger;
   }
 
   /** The one claim the test's activities left (most tests run one action). */
@@ -105,13 +147,28 @@ export class FaultyClaimStore extends InMemoryClaimStore {
     return claims[0]!;
   }
 
-  private async ask(operation: StoreOperation): Promise<void> {
+  private async ask(operation: StoreOperation, key?: string): Promise<void> {
     this.asked.set(operation, (this.asked.get(operation) ?? 0) + 1);
     await this.stalls.get(operation);
     const fault = this.faults.get(operation);
     if (!fault) return;
     if (--fault.times <= 0) this.faults.delete(operation);
-    throw fault.error;
+    throw typeof fault.error === 'function' ? fault.error(key) : fault.error;
+  }
+}
+
+/** The in-memory ledger, whose start entry asks the store's faults first (its own database may be down). */
+class FaultyAuditLedger extends InMemoryAuditLedger {
+  constructor(
+    clock: Clock,
+    private readonly askStart: () => Promise<void>,
+  ) {
+    super(clock);
+  }
+
+  override async recordStart(call: LedgerCall): Promise<void> {
+    await this.askStart();
+    return super.recordStart(call);
   }
 }
 
@@ -126,20 +183,38 @@ export class Attempts {
   /** Everything the attempts logged, the interceptor's lines and the SDK's. */
   readonly logs: LogEntry[] = [];
   readonly environment: IdempotentActivityEnvironment;
+  private readonly info: Partial<Info>;
+  private readonly logger = new DefaultLogger('DEBUG', (entry) => void this.logs.push(entry));
+  /** Another worker on the same store and settings: the one a pass after an operator's decision lands on. */
+  private readonly resumingWorker: ActivityInterceptorsFactory[];
 
   constructor(options: Omit<IdempotentActivityEnvironmentOptions, 'store' | 'mockOptions'> = {}) {
-    this.environment = new IdempotentActivityEnvironment({
-      ...options,
-      store: this.store,
-      // An attempt's own time bounds how long it waits for an earlier one: a minute, unless a test says less.
-      info: { workflowExecution: { workflowId: 'order-42', runId: 'run-1' }, startToCloseTimeoutMs: 60_000, ...options.info },
-      mockOptions: { logger: new DefaultLogger('DEBUG', (entry) => void this.logs.push(entry)) },
-    });
+    const { info, ...idempotency } = options;
+    // An attempt's own time bounds how long it waits for an earlier one: a minute, unless a test says less.
+    this.info = { workflowExecution: { workflowId: 'order-42', runId: 'run-1' }, startToCloseTimeoutMs: 60_000, ...info };
+    this.environment = new IdempotentActivityEnvironment({ ...options, store: this.store, info: this.info, mockOptions: { logger: this.logger } });
+    this.resumingWorker = idempotencyInterceptors({ ...idempotency, store: this.store });
   }
 
   /** Attempt `attempt` of `activityType`: `.run(activity, ...args)` it, `.cancel()` it, hear its heartbeats. */
   attempt(activityType: string, attempt: number, info: Partial<Info> = {}): MockActivityEnvironment {
     return this.environment.attempt({ ...info, activityType, attempt });
+  }
+
+  /**
+   * Attempt `attempt` of `activityType` as `resumable()` schedules it on a pass after an operator's
+   * decision: with the resume header its workflow interceptors set (here, an interceptor outside the
+   * worker's, since a MockActivityEnvironment sends none), on another worker of the same store.
+   */
+  resumedAttempt(activityType: string, attempt: number, resume: ResumeKey, info: Partial<Info> = {}): MockActivityEnvironment {
+    const header = { [RESUME_KEY_HEADER]: defaultPayloadConverter.toPayload(resume) };
+    const fromWorkflow: ActivityInterceptorsFactory = () => ({
+      inbound: { execute: (input, next) => next({ ...input, headers: { ...input.headers, ...header } }) },
+    });
+    return new MockActivityEnvironment(
+      { ...this.info, ...info, activityType, attempt },
+      { logger: this.logger, interceptors: [fromWorkflow, ...this.resumingWorker] },
+    );
   }
 
   /**

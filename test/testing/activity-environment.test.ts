@@ -11,6 +11,7 @@ import {
   IdempotencyClaimBusy,
   IdempotencyContextError,
   IdempotencyOrphanedClaim,
+  InvalidArgumentError,
   OutcomeUnknownError,
   idempotencyHeaders,
   idempotencyKey,
@@ -170,6 +171,7 @@ describe('IdempotentActivityEnvironment', () => {
   it('names what it needs when an activity has no name to go by', async () => {
     const env = quietEnvironment();
     const anonymous = [async () => 'x'][0]!;
+    expect(() => env.run(anonymous)).toThrow(InvalidArgumentError);
     expect(() => env.run(anonymous)).toThrow(/has no name to register it by; run it with attempt\(\{ activityType/);
     expect(() => env.attempt({} as { activityType: string })).toThrow(/needs the activity type/);
     await expect(env.attempt({ activityType: 'named' }).run(anonymous)).resolves.toBe('x');

@@ -5,6 +5,7 @@
  */
 import { defaultPayloadConverter } from '@temporalio/common';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { IdempotencyConfigError, InvalidArgumentError } from '../../src/index.js';
 import { InMemoryClaimStore, ManualClock } from '../../src/testing/index.js';
 import { claimRequest as request } from '../support/claims.js';
 import { describeClaimStoreContract } from '../store/claim-store-contract.js';
@@ -69,9 +70,14 @@ describe('InMemoryClaimStore on its own', () => {
     expect((await store.claims()).map((claim) => claim.key)).toEqual([second.claim.key]);
   });
 
-  it('names what is wrong with a clock or a lease it cannot use', async () => {
-    expect(() => new InMemoryClaimStore({ clock: {} as ManualClock })).toThrow(/clock must have a now\(\)/);
-    await expect(store.begin(request(), Number.NaN)).rejects.toThrow(/leaseMs must be a finite number of milliseconds, 0 or more; got NaN/);
+  it('names what is wrong with a clock or a lease it cannot use, as an error of the library', async () => {
+    const badClock = () => new InMemoryClaimStore({ clock: {} as ManualClock });
+    expect(badClock).toThrow(IdempotencyConfigError);
+    expect(badClock).toThrow(/clock must have a now\(\)/);
+    const badLease = store.begin(request(), Number.NaN);
+    await expect(badLease).rejects.toThrow(InvalidArgumentError);
+    await expect(badLease).rejects.toThrow(/leaseMs must be a finite number of milliseconds, 0 or more; got NaN/);
+    expect(() => clock.advance(-1)).toThrow(InvalidArgumentError);
     expect(() => clock.advance(-1)).toThrow(/ManualClock.advance\(ms\) needs a finite number of milliseconds, 0 or more; got -1/);
     expect(() => new ManualClock(Number.NaN)).toThrow(/start must be a Date or milliseconds/);
   });

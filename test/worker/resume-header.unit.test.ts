@@ -11,7 +11,7 @@ import { RESUMABLE_EARLIER_HEADER, RESUME_KEY_HEADER } from '../../src/call-head
 import type { ResumeKey } from '../../src/call-headers.js';
 import { InvalidKeyInputError, UNKEYED } from '../../src/key/index.js';
 import { callIdentityFor, checkCallScopeAlone } from '../../src/worker/call-identity.js';
-import { IdempotencyConfigError } from '../../src/worker/errors.js';
+import { IdempotencyConfigError } from '../../src/errors.js';
 import type { ResolvedActivitySettings } from '../../src/worker/options.js';
 
 const REFUSED_KEY = 'a'.repeat(64);

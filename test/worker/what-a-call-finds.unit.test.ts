@@ -8,6 +8,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { DefaultLogger } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import {
+  ClaimContendedError,
   IdempotencyClaimBusy,
   IdempotencyKeyReuse,
   IdempotencyOrphanedClaim,
@@ -15,17 +16,54 @@ import {
   IdempotencyResultUndecodable,
   IdempotencyStoreUnavailable,
   KeyFormatChangedError,
+  KeyFormatUnavailableError,
   OutcomeUnknownError,
 } from '../../src/index.js';
 import type { RefusalDetails } from '../../src/index.js';
 import { IdempotentActivityEnvironment } from '../../src/testing/index.js';
 import { XorCodec } from '../support/codecs.js';
-import { Attempts, HUNG_LEASE_MS, callInFlight, failureOf } from '../support/unit-attempts.js';
+import { Attempts, HUNG_LEASE_MS, callInFlight, connectionRefused, failureOf } from '../support/unit-attempts.js';
 
 const LEASE_MS = 30_000;
 const order = { orderId: 'o-42', amountCents: 1999 };
 const resultIn = (claim: { result: Parameters<typeof defaultPayloadConverter.fromPayload>[0] | null }) =>
   claim.result ? defaultPayloadConverter.fromPayload(claim.result) : undefined;
+
+/** Attempt 1 of `transfer`, called and not returned yet: `first.finish(value)` ends the call. */
+async function runningTransfer(attempts: Attempts) {
+  const first = callInFlight<string>();
+  let calls = 0;
+  const transfer = async (_amount: number) => {
+    calls++;
+    return first.body();
+  };
+  const owner = attempts.attempt('transfer', 1).run(transfer, 100);
+  await expect.poll(first.started).toBe(true);
+  return { first, owner, transfer, calls: () => calls };
+}
+
+/**
+ * Attempt 1 of `transfer` calls and has not returned; attempt 2 of the same action waits for it,
+ * heartbeating. `waiting` is attempt 2's failure, once it fails.
+ */
+async function waitingOnRunningOwner(attempts: Attempts) {
+  const running = await runningTransfer(attempts);
+  const waiter = attempts.attempt('transfer', 2);
+  let heartbeats = 0;
+  waiter.on('heartbeat', () => heartbeats++);
+  const waiting = failureOf(() => waiter.run(running.transfer, 100));
+  await expect.poll(() => heartbeats).toBeGreaterThan(0);
+  return { ...running, waiting };
+}
+
+/** One workflow's attempts at chargeCard, which charges (and counts) each time it is called. */
+function charges() {
+  const attempts = new Attempts();
+  let calls = 0;
+  const chargeCard = async (_order: typeof order) => `charged (${++calls})`;
+  const run = (attempt: number) => attempts.attempt('chargeCard', attempt).run(chargeCard, order);
+  return { attempts, calls: () => calls, run, refusalOf: (attempt: number) => failureOf(() => run(attempt)) };
+}
 
 describe('nothing: the first attempt', () => {
   it('claims the key, calls the activity once, records its result and returns it', async () => {
@@ -97,14 +135,7 @@ describe('completed, other arguments under the same custom key', () => {
 describe('claimed, owner alive: an earlier attempt still runs', () => {
   it('waits, heartbeating with the details the running attempt left, and answers with its result', async () => {
     const attempts = new Attempts();
-    const first = callInFlight<string>();
-    let calls = 0;
-    const transfer = async (_amount: number) => {
-      calls++;
-      return first.body();
-    };
-    const owner = attempts.attempt('transfer', 1).run(transfer, 100);
-    await expect.poll(first.started).toBe(true);
+    const { first, owner, transfer, calls } = await runningTransfer(attempts);
 
     const waiter = attempts.attempt('transfer', 2, { heartbeatDetails: { page: 3 } });
     const heartbeats: unknown[] = [];
@@ -115,7 +146,7 @@ describe('claimed, owner alive: an earlier attempt still runs', () => {
 
     await expect(waiting).resolves.toBe('transferred');
     await expect(owner).resolves.toBe('transferred');
-    expect(calls).toBe(1);
+    expect(calls()).toBe(1);
     expect(heartbeats.every((details) => JSON.stringify(details) === '{"page":3}')).toBe(true);
     expect(await attempts.store.onlyClaim()).toMatchObject({ state: 'completed', attempt: 1 });
   });
@@ -143,21 +174,14 @@ describe('claimed, owner alive: an earlier attempt still runs', () => {
 
   it('fails with retryable IdempotencyClaimBusy when the wait runs out, and leaves the claim to its owner', async () => {
     const attempts = new Attempts({ maxWaitMs: 300 });
-    const first = callInFlight<string>();
-    let calls = 0;
-    const transfer = async (_amount: number) => {
-      calls++;
-      return first.body();
-    };
-    const owner = attempts.attempt('transfer', 1).run(transfer, 100);
-    await expect.poll(first.started).toBe(true);
+    const { first, owner, transfer, calls } = await runningTransfer(attempts);
 
     const busy = await failureOf(() => attempts.attempt('transfer', 2).run(transfer, 100));
 
     expect(busy.type).toBe(IdempotencyClaimBusy);
     expect(busy.nonRetryable).toBe(false);
     expect((busy.details?.[0] as RefusalDetails)).toMatchObject({ reason: 'owner-running', attempt: 1, refusedAttempt: 2 });
-    expect(calls).toBe(1);
+    expect(calls()).toBe(1);
     expect(await attempts.store.onlyClaim()).toMatchObject({ state: 'claimed', attempt: 1, ownerAlive: true });
     first.finish('transferred');
     await owner;
@@ -201,26 +225,14 @@ describe('claimed, owner alive: an earlier attempt still runs', () => {
 
   it('refuses once the owner dies while it waits: its lease lapses, and the refusal is IdempotencyOrphanedClaim', async () => {
     const attempts = new Attempts({ leaseMs: LEASE_MS });
-    const first = callInFlight<string>();
-    let calls = 0;
-    const transfer = async (_amount: number) => {
-      calls++;
-      return first.body();
-    };
-    const owner = attempts.attempt('transfer', 1).run(transfer, 100);
-    await expect.poll(first.started).toBe(true);
-    const waiter = attempts.attempt('transfer', 2);
-    let heartbeats = 0;
-    waiter.on('heartbeat', () => heartbeats++);
-    const waiting = failureOf(() => waiter.run(transfer, 100));
-    await expect.poll(() => heartbeats).toBeGreaterThan(0);
+    const { first, owner, waiting, calls } = await waitingOnRunningOwner(attempts);
 
     attempts.clock.advance(LEASE_MS);
 
     const refusal = await waiting;
     expect(refusal.type).toBe(IdempotencyOrphanedClaim);
     expect((refusal.details?.[0] as RefusalDetails).reason).toBe('owner-died');
-    expect(calls).toBe(1);
+    expect(calls()).toBe(1);
     first.finish('transferred');
     await owner;
   });
@@ -419,23 +431,82 @@ describe('store unreachable before the call: nothing ran', () => {
 
   it('fails the same way when the store cannot follow a running owner, and never calls the activity', async () => {
     const attempts = new Attempts();
-    const first = callInFlight<string>();
-    let calls = 0;
-    const transfer = async (_amount: number) => {
-      calls++;
-      return first.body();
-    };
-    const owner = attempts.attempt('transfer', 1).run(transfer, 100);
-    await expect.poll(first.started).toBe(true);
+    const { first, owner, transfer, calls } = await runningTransfer(attempts);
     attempts.store.fail('watch');
 
     const refusal = await failureOf(() => attempts.attempt('transfer', 2).run(transfer, 100));
 
     expect(refusal.type).toBe(IdempotencyStoreUnavailable);
     expect(refusal.nonRetryable).toBe(false);
-    expect(calls).toBe(1);
+    expect(calls()).toBe(1);
     first.finish('transferred');
     await owner;
+  });
+
+  it('fails the same way when the store fails while it waits on a running owner; the owner keeps its claim and its answer', async () => {
+    const attempts = new Attempts();
+    const { first, owner, waiting, transfer, calls } = await waitingOnRunningOwner(attempts);
+    expect(attempts.store.asked.get('current')).toBe(1);
+
+    // Postgres goes away while the waiter follows the owner; a moved clock makes it read the claim again.
+    attempts.store.fail('current');
+    attempts.clock.advance(1_000);
+
+    const refusal = await waiting;
+    expect(refusal.type).toBe(IdempotencyStoreUnavailable);
+    expect(refusal.nonRetryable).toBe(false);
+    expect(refusal.message).toMatch(/^Did not run transfer \(attempt 2\).*\(connection refused \[ECONNREFUSED\]/);
+    expect(refusal.message).not.toContain('10.1.2.3');
+    expect(await attempts.store.onlyClaim()).toMatchObject({ state: 'claimed', attempt: 1 });
+
+    attempts.store.heal('current');
+    first.finish('transferred');
+    await expect(owner).resolves.toBe('transferred');
+    await expect(attempts.attempt('transfer', 3).run(transfer, 100)).resolves.toBe('transferred');
+    expect(calls()).toBe(1);
+  });
+
+  it('fails before any key exists when the store cannot say how keys are derived, naming no key', async () => {
+    const { attempts, calls, refusalOf, run } = charges();
+    attempts.store.fail('keyFormats', connectionRefused(), 1);
+
+    const refusal = await refusalOf(1);
+
+    expect(refusal.type).toBe(IdempotencyStoreUnavailable);
+    expect(refusal.nonRetryable).toBe(false);
+    expect(refusal.message).toMatch(/could not record a claim for key \(none yet\) \(connection refused \[ECONNREFUSED\]/);
+    expect(refusal.details?.[0]).toMatchObject({ key: '(none yet)', reason: 'store-unavailable', activityType: 'chargeCard', attempt: 1 });
+    expect(attempts.store.asked.get('begin')).toBeUndefined();
+    expect(calls()).toBe(0);
+
+    await expect(run(2)).resolves.toBe('charged (1)');
+  });
+
+  it("keeps the store's own words when this worker lacks the secret the keys are made with", async () => {
+    const { attempts, calls, refusalOf } = charges();
+    attempts.store.fail('keyFormats', new KeyFormatUnavailableError({ version: 2, secretId: 'secret-2' }));
+
+    const refusal = await refusalOf(1);
+
+    expect(refusal.type).toBe(IdempotencyStoreUnavailable);
+    expect(refusal.message).toMatch(/key \(none yet\) \(This deployment keys its claims with the secret secret-2 .* Give it that secret/);
+    expect(calls()).toBe(0);
+  });
+
+  it('fails retryably when the key changed hands each time the store looked (ClaimContendedError): nothing claimed or called', async () => {
+    const { attempts, calls, refusalOf, run } = charges();
+    attempts.store.fail('begin', (key: string) => new ClaimContendedError(key, 3), 1);
+
+    const refusal = await refusalOf(1);
+
+    const { key } = refusal.details?.[0] as RefusalDetails;
+    expect(refusal.type).toBe(IdempotencyStoreUnavailable);
+    expect(refusal.nonRetryable).toBe(false);
+    expect(refusal.message).toContain(`(Key ${key} was claimed and released 3 times while this caller tried to claim it; nothing was claimed;`);
+    expect(calls()).toBe(0);
+    expect(await attempts.store.claims()).toEqual([]);
+
+    await expect(run(2)).resolves.toBe('charged (1)');
   });
 
   it('derives the key again once when the key format changed meanwhile; a second change is a retryable failure', async () => {
