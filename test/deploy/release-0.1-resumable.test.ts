@@ -59,27 +59,13 @@ afterAll(async () => {
 });
 
 const WORKFLOWS = fileURLToPath(new URL('../support/workflows.ts', import.meta.url));
-const bundles = {} as Record<'release01' | 'withoutInterceptors' | 'decidesByKeyForced', WorkflowBundle>;
+const bundles = {} as Record<'release01' | 'withoutInterceptors', WorkflowBundle>;
 beforeAll(async () => {
   const logger = new DefaultLogger('WARN');
-  // One at a time: webpack on two shared cores gains nothing from running three at once.
+  // One at a time: webpack on two shared cores gains nothing from running both at once.
   bundles.release01 = await bundleWorkflowCode({ workflowsPath: fileURLToPath(new URL('./fixtures/workflows-0.1.ts', import.meta.url)), logger });
   // This release's workflow code on a worker registered as 0.1 needed: the activity interceptor only.
   bundles.withoutInterceptors = await bundleWorkflowCode({ workflowsPath: WORKFLOWS, logger });
-  // This release's, with the patch's branch taken whatever the history says: the guard left out.
-  const forcedLoader = fileURLToPath(new URL('./fixtures/decides-by-key-forced-loader.cjs', import.meta.url));
-  bundles.decidesByKeyForced = await bundleWorkflowCode({
-    workflowsPath: WORKFLOWS,
-    workflowInterceptorModules,
-    logger,
-    webpackConfigHook: (config) => ({
-      ...config,
-      module: {
-        ...config.module,
-        rules: [...(config.module?.rules ?? []), { test: /src[\\/]workflow[\\/]resumable\.ts$/, enforce: 'pre', use: [forcedLoader] }],
-      },
-    }),
-  });
 }, 180_000);
 
 const RELEASE_01_WORKER = 'release-0.1-worker';
@@ -258,6 +244,23 @@ describe('a workflow 0.1 left waiting in resumable(), after a deploy of this rel
   });
 });
 
+/**
+ * This release's test workflows and interceptors, with the patch's branch taken whatever the history
+ * says: the guard left out (test/deploy/fixtures/decides-by-key-forced-loader.cjs).
+ */
+async function decidesByKeyForced(): Promise<WorkflowBundle> {
+  const loader = fileURLToPath(new URL('./fixtures/decides-by-key-forced-loader.cjs', import.meta.url));
+  return bundleWorkflowCode({
+    workflowsPath: WORKFLOWS,
+    workflowInterceptorModules,
+    logger: new DefaultLogger('WARN'),
+    webpackConfigHook: (config) => ({
+      ...config,
+      module: { ...config.module, rules: [...(config.module?.rules ?? []), { test: /src[\\/]workflow[\\/]resumable\.ts$/, enforce: 'pre', use: [loader] }] },
+    }),
+  });
+}
+
 describe('histories 0.1 wrote, replayed (Worker.runReplayHistory)', () => {
   it('replay against this release\'s bundle, as 0.1 left them and as the new worker finished them; against one that reads decisions by key whatever the history says, the one with an early decision does not', async () => {
     const plain = await waitingUnder01();
@@ -274,7 +277,7 @@ describe('histories 0.1 wrote, replayed (Worker.runReplayHistory)', () => {
       await Worker.runReplayHistory({ workflowBundle: bundles.withoutInterceptors }, history);
     }
 
-    const forced = { workflowBundle: bundles.decidesByKeyForced };
+    const forced = { workflowBundle: await decidesByKeyForced() };
     // The control: one decision, arriving after the refusal, makes the same commands under either reading,
     // so the forced bundle replays that whole history. Its failure below is the reading, not a broken bundle.
     await Worker.runReplayHistory(forced, finished.plain);
