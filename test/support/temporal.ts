@@ -88,3 +88,12 @@ export async function activityFailures(handle: WorkflowHandle): Promise<temporal
     .map((event) => event.activityTaskFailedEventAttributes?.failure)
     .filter((failure): failure is temporal.api.failure.v1.IFailure => failure != null);
 }
+
+/**
+ * The workflow task failures in the workflow's history: a nondeterminism on replay, or an error thrown
+ * by workflow code. Only the first of a run of failed attempts is recorded.
+ */
+export async function workflowTaskFailures(handle: WorkflowHandle): Promise<temporal.api.history.v1.IWorkflowTaskFailedEventAttributes[]> {
+  const history = await handle.fetchHistory();
+  return (history.events ?? []).flatMap((event) => event.workflowTaskFailedEventAttributes ?? []);
+}
