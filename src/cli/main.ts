@@ -17,6 +17,7 @@ import { readResult } from './result-input.js';
 import { tellWaiters } from './tell-waiters.js';
 import { packageVersion } from './version.js';
 import { loadWorkerConfig } from './worker-config.js';
+import { refusePlaintextAmongCodecs } from './plaintext-guard.js';
 import type { LoadedWorkerConfig } from './worker-config.js';
 import { errorMessage } from '../error-text.js';
 
@@ -32,11 +33,13 @@ Commands:
   list [--state S] [--workflow ID] [--activity TYPE] [--older-than 1h] [--limit N]
                                         claims, those without an outcome first (S: claimed, unknown, completed, open)
   show KEY                              one claim, with its recorded result and the workflows waiting on it
-  resolve KEY (--result JSON | --result-file PATH) [--force] [--reason TEXT]
+  resolve KEY (--result JSON | --result-file PATH) [--force] [--reason TEXT] [--plaintext]
                                         it happened: record JSON as its result; later attempts return it.
                                         JSON is what the activity returned, as a value: it is encoded with
                                         --worker-config's payload converter and codecs, as a worker would
-                                        encode that return value (a result file: --result-file -, stdin)
+                                        encode that return value (a result file: --result-file -, stdin).
+                                        Refused without them where the claim shows the workers use codecs,
+                                        unless --plaintext
   release KEY [--force] [--reason TEXT] it did not happen: delete the claim; the next attempt runs it
   resume KEY                            tell workflows waiting on KEY in resumable() to call again: for a key
                                         that completed after it was refused, or when a signal was lost
@@ -192,6 +195,7 @@ async function run(
     }
     case 'resolve': {
       const claimKey = requireKey(command, key);
+      await refusePlaintextAmongCodecs(operations, claimKey, config.codec, values.plaintext ?? false);
       const result = await config.codec.encode(await readResult(values));
       const before = await operations.resolve(claimKey, result, { force: values.force ?? false, reason: values.reason });
       printRecord(await claimDetail(await operations.show(claimKey), config.codec), json);
@@ -321,6 +325,7 @@ function parseCommandLine(argv: readonly string[]) {
         'result-file': { type: 'string' },
         force: { type: 'boolean' },
         'no-signal': { type: 'boolean' },
+        plaintext: { type: 'boolean' },
         'workflow-id': { type: 'string' },
         'dry-run': { type: 'boolean' },
         'ledger-older-than': { type: 'string' },

@@ -67,4 +67,31 @@ describe('resolve --worker-config', () => {
     const opaque = await cli('show', key, '--json');
     expect(JSON.parse(opaque.stdout)).toMatchObject({ result: "<binary/xor payload: give --worker-config the workers' codecs to read it>" });
   });
+
+  it('refuses, changing nothing, to store the result in plain text when the claim shows the workers encrypt, unless --plaintext', async () => {
+    const activities = {
+      chargeCard: async (_order: { orderId: string }) => {
+        throw new OutcomeUnknownError('the connection dropped after the vendor took the charge');
+      },
+    };
+    const interceptors = { activity: idempotencyInterceptors({ store: schema.store, payloadCodecs: [new XorCodec()] }) };
+    const taskQueue = uniqueName('tq');
+    await temporal.withWorker({ taskQueue, activities, interceptors }, async () => {
+      const handle = await temporal.client.workflow.start('resumableCallActivity', {
+        taskQueue,
+        workflowId: uniqueName('wf'),
+        args: [{ activity: 'chargeCard', args: [{ orderId: uniqueName('order') }] }],
+      });
+      const { key } = await waitingOn(handle);
+      const refused = await cli('resolve', key, '--result', '{"card":"4242424242424242"}');
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain(`key ${key}'s recorded arguments are binary/xor`);
+      expect(refused.stderr).toContain('Give --worker-config');
+      expect((await schema.store.get(key))?.state).toBe('unknown');
+      const plain = await cli('resolve', key, '--result', '{"id":"ch_plain"}', '--plaintext', '--no-signal');
+      expect(plain.code).toBe(0);
+      expect((await schema.store.get(key))?.state).toBe('completed');
+      await handle.terminate();
+    });
+  });
 });
