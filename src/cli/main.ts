@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import type pg from 'pg';
-import { CLAIM_STATES, ClaimOperations, DEFAULT_SCHEMA, grantScript, migrate } from '../store/index.js';
+import { CLAIM_STATES, ClaimNotFoundError, ClaimOperations, DEFAULT_SCHEMA, grantScript, migrate } from '../store/index.js';
 import type { ListFilter, StoreRoles } from '../store/index.js';
 import { keyToUuid } from '../key/index.js';
 import { DEFAULT_STATEMENT_TIMEOUT_MS, databaseFailure, openDatabase } from './database.js';
@@ -18,6 +18,7 @@ import { tellWaiters } from './tell-waiters.js';
 import { packageVersion } from './version.js';
 import { loadWorkerConfig } from './worker-config.js';
 import { refusePlaintextAmongCodecs } from './plaintext-guard.js';
+import { terminalText } from './terminal-text.js';
 import type { LoadedWorkerConfig } from './worker-config.js';
 import { errorMessage } from '../error-text.js';
 
@@ -180,7 +181,7 @@ async function run(
       return EXIT.ok;
     }
     case 'show': {
-      const claim = await operations.show(requireKey(command, key));
+      const claim = await operations.show(requireKey(command, key)).catch((error: unknown) => absentWithTrail(operations, error));
       printRecord(
         {
           ...(await claimDetail(claim, config.codec)),
@@ -362,3 +363,19 @@ function parseLimit(text: string | undefined): number {
 }
 
 export { failureOf } from './failures.js';
+
+/**
+ * A key with no claim left may still have a story: released or pruned by an operator. Printed on stderr
+ * before the not-found exit, so the 3 a.m. question "why did this call run again?" has its answer.
+ */
+async function absentWithTrail(operations: ClaimOperations, error: unknown): Promise<never> {
+  if (!(error instanceof ClaimNotFoundError)) throw error;
+  const trail = await operations.operatorActions(error.key);
+  if (trail.length === 0) throw error;
+  console.error(`No claim for key ${error.key}; the operator trail has ${trail.length} entr${trail.length === 1 ? 'y' : 'ies'} for it:`);
+  for (const action of trail) {
+    const parts = [action.at.toISOString(), action.action, `by ${action.databaseUser}`, action.forced ? '(--force)' : '', action.reason ? `reason: ${action.reason}` : ''];
+    console.error(`  ${terminalText(parts.filter(Boolean).join(' '))}`);
+  }
+  throw new CliError(`No claim for key ${error.key}.`, EXIT.notFound);
+}

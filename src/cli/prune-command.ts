@@ -76,7 +76,7 @@ export async function prune(operations: ClaimOperations, flags: PruneFlags, json
     }
     // A person sees what goes before it goes; a script gets one record, the same fields as a dry run's.
     if (!json) printRecord(pruneRecord(plan, { dryRun: false, ledgerPruned: ledgerCount }, false), false);
-    const pruned = await operations.prune(horizon.ms, { ...scope, reason: flags.reason });
+    const pruned = await operations.prune(horizon.ms, { ...scope, reason: flags.reason, forced: flags.force ?? false });
     const ledgerPruned =
       request.ledgerOlderThanMs === undefined ? null : await operations.pruneLedger(request.ledgerOlderThanMs, { reason: flags.reason });
     if (json) printRecord(pruneRecord(plan, { dryRun: false, pruned, ledgerPruned }, true), true);

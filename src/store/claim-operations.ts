@@ -144,6 +144,8 @@ interface SigningPass {
 }
 
 /** A worker noted within this is counted as running, for `keys activate`'s check. */
+/** How many pruned keys a prune's operator-trail row lists (the count is always whole). */
+const PRUNE_TRAIL_KEYS = 1_000;
 const RECENT_WORKER_MS = 5 * 60_000;
 
 export interface RetirementReport {
@@ -294,14 +296,14 @@ WHERE key = $1`,
     });
   }
 
-  /** The operator trail of `key`, oldest first. */
+  /** The operator trail of `key`, oldest first: its own entries and the prunes that list it. */
   async operatorActions(key: string): Promise<OperatorAction[]> {
     await this.schemaReady();
     const { rows } = await this.pool.query<OperatorAction>(
       `
 SELECT at, database_user AS "databaseUser", action, key, reason, forced, before_state AS before, after_state AS after
 FROM ${this.operatorTrail}
-WHERE key = $1
+WHERE key = $1 OR (action = 'prune' AND key IS NULL AND after_state -> 'keys' ? $1)
 ORDER BY id`,
       [key],
     );
@@ -480,16 +482,24 @@ ORDER BY activity_type`,
    * Deletes completed claims finished before the cutoff; never one without an outcome, one a
    * waiting workflow may still need, nor one of `scope.keepWorkflows`. Returns how many.
    */
-  async prune(olderThanMs: number, options: PruneScope & { reason?: string | undefined } = {}): Promise<number> {
+  async prune(olderThanMs: number, options: PruneScope & { reason?: string | undefined; forced?: boolean } = {}): Promise<number> {
     horizonMs('olderThanMs', olderThanMs);
     await this.schemaReady();
     return inTransaction(this.pool, async (client) => {
-      const { rowCount } = await client.query(
+      // The trail names what went (the first keys, in order), so a later "why was this call made again?" finds it.
+      const { rows } = await client.query<{ count: number; keys: string[] | null }>(
         `
-DELETE FROM ${this.claims} AS claims
-WHERE ${this.prunable('claims')}`,
+WITH pruned AS (
+  DELETE FROM ${this.claims} AS claims
+  WHERE ${this.prunable('claims')}
+  RETURNING claims.key
+)
+SELECT count(*)::integer AS count, (array_agg(key ORDER BY key))[1:${PRUNE_TRAIL_KEYS}] AS keys
+FROM pruned`,
         this.prunableValues(olderThanMs, options),
       );
+      const rowCount = rows[0]?.count ?? 0;
+      const keys = rows[0]?.keys ?? [];
       // Waiters told of a decision before the cutoff, whose key has no claim left, wait for nothing here.
       await client.query(
         `
@@ -502,11 +512,11 @@ WHERE signalled_at < coalesce($2::timestamptz, now()) - $1::float8 * interval '1
         action: 'prune',
         key: null,
         reason: options.reason,
-        forced: false,
+        forced: options.forced ?? false,
         before: { olderThanMs, asOf: options.asOf ?? null, keptWorkflows: options.keepWorkflows?.length ?? 0 },
-        after: { pruned: rowCount ?? 0 },
+        after: { pruned: rowCount, keys, keysNotListed: rowCount - keys.length },
       });
-      return rowCount ?? 0;
+      return rowCount;
     });
   }
 
@@ -708,7 +718,7 @@ UPDATE ${this.settings} SET key_format = 2, secret_id = $1, activated_at = now()
         action: 'activate-secret',
         key: null,
         reason: options.reason,
-        forced: false,
+        forced: options.force ?? false,
         before: { keyFormat: before, retired: before.retiredSecretIds ?? [] },
         after: { keyFormat: target, signed: report.signed, rejected: report.rejected.length, compromised: [...compromised], distrusted: report.distrusted.length },
       });

@@ -160,6 +160,20 @@ describe('temporal-idempotency CLI', () => {
     expect(real).toMatchObject({ dry_run: false, pruned: 1, horizon: '14d', by_activity_type: { chargeCard: 1 } });
   });
 
+  it('prune puts the keys it deleted and its --force on the operator trail, and show of a pruned key prints that trail', async () => {
+    const { done } = await seed();
+    await schema.pool.query(`UPDATE "${schema.name}".claims SET finished_at = now() - interval '2 hours' WHERE key = $1`, [done]);
+    const run = await prune('--older-than', '90m', '--force', '--reason', 'disk full');
+    expect(run.code).toBe(EXIT.ok);
+    const { rows } = await schema.pool.query(
+      `SELECT forced, reason, after_state FROM "${schema.name}".operator_actions WHERE action = 'prune' ORDER BY id DESC LIMIT 1`,
+    );
+    expect(rows[0]).toMatchObject({ forced: true, reason: 'disk full', after_state: { pruned: 1, keys: [done], keysNotListed: 0 } });
+    const shown = await cli('show', done);
+    expect(shown.code).toBe(EXIT.notFound);
+    expect(shown.stderr).toMatch(new RegExp(`No claim for key ${done}; the operator trail has 1 entry for it:\\n  \\S+ prune by \\S+ \\(--force\\) reason: disk full\\n`));
+  });
+
   it('ledger lists the calls that went out, newest first', async () => {
     const callId = randomUUID();
     const call = { callId, key: 'k-ledger', activityType: 'chargeCard', workflowId: 'wf-l', runId: 'r', activityId: '1', attempt: 1, worker: 'w/1' };

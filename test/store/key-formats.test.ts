@@ -211,6 +211,9 @@ describe('keys activate refuses a secret the workers do not hold', () => {
     await expect(wrong.activateSecret()).rejects.toMatchObject({ reason: 'unknown-signers' });
     expect(await wrong.keyFormatInForce()).toMatchObject({ version: 1 });
     expect(await wrong.activateSecret({ force: true })).toMatchObject({ inForce: { version: 2 }, rejected: [expect.any(String)] });
+    // Forced past both refusals: the operator trail says so.
+    const { rows } = await pool.query(`SELECT forced FROM "${schema}".operator_actions WHERE action = 'activate-secret'`);
+    expect(rows).toEqual([{ forced: true }]);
   });
 });
 
