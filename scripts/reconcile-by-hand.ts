@@ -59,9 +59,7 @@ async function reconcileByHand(claimKey: string): Promise<number> {
   if (claim.ownerAlive) {
     console.error(`Warning: the owner's lease is live (${claim.claimedBy}): it may still be calling, and the answer may change.`);
   }
-  // The semantic arguments the call was made with, as the workers recorded them (the example's workers use no codec).
-  const recorded = await operations.recordedArguments(claimKey);
-  const args = recorded ? (defaultPayloadConverter.fromPayload(recorded) as readonly unknown[]) : [];
+  const args = await recordedArguments(operations, claimKey);
   // No activity runs here, so there is no activity Info: the claim's own facts stand in for its fields.
   // The example's reconcile reads only the key; one that reads more of `info` must be given it.
   const info = {
@@ -88,4 +86,25 @@ async function reconcileByHand(claimKey: string): Promise<number> {
         : `Nobody can tell (${answer.reason ?? 'no reason given'}): check the vendor by hand before resolve or release.`,
   );
   return 0;
+}
+
+/**
+ * The semantic arguments the call was made with (after `keyArgs`), as the workers recorded them: the
+ * canonical text, encoded like a result. The example's workers use no codec; with yours, decode with
+ * your workers' converter and codecs here. What cannot be read is left out, and the reconcile gets none.
+ */
+async function recordedArguments(operations: ClaimOperations, claimKey: string): Promise<readonly unknown[]> {
+  const recorded = await operations.recordedArguments(claimKey);
+  if (!recorded) return [];
+  try {
+    const text = defaultPayloadConverter.fromPayload(recorded);
+    const args: unknown = typeof text === 'string' ? JSON.parse(text) : text;
+    return Array.isArray(args) ? args : [];
+  } catch (error) {
+    console.error(
+      `Warning: the recorded arguments cannot be read here (${error instanceof Error ? error.name : typeof error}; a codec?): ` +
+        'the reconcile is asked without them.',
+    );
+    return [];
+  }
 }

@@ -91,6 +91,19 @@ describe('reconcile by hand', () => {
     expect(down.stderr).toMatch(/Nobody can tell .*check the vendor by hand/);
   });
 
+  it('asks without the arguments when they were recorded through a codec it cannot read, and says so', async () => {
+    const request = claimRequest({
+      activityType: 'placeCall',
+      // What a worker with an encrypting codec records: bytes this script cannot decode.
+      arguments: { metadata: { encoding: new TextEncoder().encode('binary/xor') }, data: new Uint8Array([1, 2, 3]) },
+    });
+    await schema.store.begin(request, 60_000);
+    const asked = await reconcileByHand(request.key);
+    expect(asked.code).toBe(0);
+    expect(JSON.parse(asked.stdout)).toMatchObject({ answer: { outcome: 'not-happened' } });
+    expect(asked.stderr).toMatch(/the recorded arguments cannot be read here .*the reconcile is asked without them/);
+  });
+
   it('names what it cannot ask: a type without reconcile, and a key with no claim', async () => {
     const request = claimRequest({ activityType: 'sendSms' });
     await schema.store.begin(request, 60_000);
