@@ -1,7 +1,8 @@
 /**
  * One fixture, start to finish, each step timed: install, one SDK, types,
- * compiled output, entries at run time, workflows through the interceptor,
- * and (in the ES module fixture) the README's code.
+ * compiled output, entries at run time, workflows through the interceptor
+ * (composed by hand, and through IdempotencyPlugin), and (in the ES module
+ * fixture) the README's code.
  */
 import { randomBytes } from 'node:crypto';
 import { UNLISTED_OPTIONAL_PEERS, assertNotInstalled } from './checks/optional-peers.js';
@@ -32,11 +33,16 @@ export async function runFixture(fixture: Fixture, tarball: string, versions: Ve
   if (fixture.kind === 'commonjs') {
     await at('bundle the module:commonjs output', async () => print(await runNode(['lib/bundle.js', 'lib-commonjs/workflows.js'], inFixture)));
   }
-  await at('workflows through the interceptor, and the CLI', async () => {
+  // Each on a schema of its own, dropped when it passes.
+  const onServices = () => {
     const schema = `consumer_${fixture.name.replace(/-/g, '_')}_${randomBytes(3).toString('hex')}`;
     const env = { ...process.env, TEMPORAL_ADDRESS: services.temporalAddress, DATABASE_URL: services.databaseUrl, SMOKE_SCHEMA: schema };
-    print(await runNode(['lib/smoke.js'], { ...inFixture, env, timeoutMs: 180_000 }));
-  });
+    return { ...inFixture, env, timeoutMs: 180_000 };
+  };
+  await at('workflows through the interceptor composed by hand, and the CLI', async () => print(await runNode(['lib/smoke.js'], onServices())));
+  await at("a worker registered with IdempotencyPlugin, as the README's first block", async () =>
+    print(await runNode(['lib/plugin-worker.js'], onServices())),
+  );
   if (fixture.kind === 'esm') {
     // Last, so every step before ran without OpenTelemetry: the README's tracing section registers its plugin.
     await at(`npm install @temporalio/interceptors-opentelemetry@${versions.sdk} (for the README)`, () =>

@@ -2,7 +2,8 @@
  * The previous release against this one's schema, with 0.1's own code (test/deploy/fixtures/release-0.1:
  * its src at commit 8a8fc4e, byte for byte), not this release's code told an older version number.
  * README "Upgrades and rollbacks": migrations 4 to 10 raise the bar past 0.1, so a 0.1 worker that
- * starts on the migrated schema is refused (by its own check, SchemaTooNewError), and one that was
+ * starts on the migrated schema is refused at its first claim (by its own check, SchemaTooNewError:
+ * 0.1 does not check at start), and one that was
  * already running when the migration committed has its next claim refused by the database (the
  * claims trigger of migration 7, SQLSTATE TI002): retryably, nothing called, no row left behind,
  * until an upgraded worker takes the call. And the other way: this release's migrate() on a 0.1
@@ -163,7 +164,7 @@ describe('the fixture', () => {
 });
 
 describe('a 0.1 worker on a schema this release migrated', () => {
-  it('starting, it is refused by its own schema check (SchemaTooNewError): every attempt fails retryably, nothing is called, no claim is written; its migrate() changes nothing', async () => {
+  it('started after the migration, its first claim is refused by its own schema check (SchemaTooNewError): every attempt fails retryably, nothing is called, no claim is written; its migrate() changes nothing', async () => {
     const schema = await release01Schema();
     expect((await migrate(pool, { schema })).applied).toEqual(UPGRADE);
 

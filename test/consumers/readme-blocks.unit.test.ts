@@ -1,5 +1,8 @@
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { typescriptBlocks } from './readme-blocks.js';
+
+const README = new URL('../../README.md', import.meta.url);
 
 const markdown = [
   '# Title',
@@ -47,5 +50,24 @@ describe('typescriptBlocks', () => {
   it('refuses a marker without a reason and a fence that never closes', () => {
     expect(() => typescriptBlocks('<!-- not-compiled: -->\n```ts\nx\n```')).toThrow(/gives no reason/);
     expect(() => typescriptBlocks('```ts\nx')).toThrow(/never closed/);
+  });
+});
+
+describe("the README's own blocks", () => {
+  // The consumer run compiles what this extractor hands it; a block it skips is never checked.
+  it('leaves none out of the compile check: each one stands alone, with its own imports', async () => {
+    const { compiled, skipped } = typescriptBlocks(await readFile(README, 'utf8'));
+    expect(skipped).toEqual([]);
+    expect(compiled.length).toBeGreaterThan(10);
+  });
+
+  it('shows the hand-composed registration as a whole worker: it imports idempotencyInterceptors and makes its own pool', async () => {
+    const { compiled } = typescriptBlocks(await readFile(README, 'utf8'));
+    const byHand = compiled.filter(({ code }) => code.includes('...idempotencyInterceptors(') && code.includes('workflowModules:'));
+    expect(byHand).toHaveLength(1);
+    const [{ code } = { code: '' }] = byHand;
+    expect(code).toMatch(/^import \{[^}]*\bidempotencyInterceptors\b[^}]*\} from 'temporal-idempotency';$/m);
+    expect(code).toMatch(/^import \* as activities from '\.\/activities';$/m);
+    expect(code).toMatch(/const pool = new pg\.Pool\(/);
   });
 });
