@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { defaultPayloadConverter } from '@temporalio/common';
+import { migrate } from '../../src/index.js';
 import { EXIT } from '../../src/cli/errors.js';
 import { useTestSchema } from '../support/schema.js';
 import { claimRequest } from '../support/claims.js';
@@ -302,6 +303,24 @@ describe('temporal-idempotency CLI', () => {
       expect(run.code).toBe(EXIT.unavailable);
       expect(run.stderr).toMatch(new RegExp(`Schema "${unmigrated}" is at migration 0 of \\d+: run .*temporal-idempotency migrate --schema ${unmigrated}`));
       expect(run.stderr).not.toMatch(/does not exist/);
+    });
+
+    it('on a schema a newer release migrated: works while that release keeps this one working, else exit 5 naming the migration', async () => {
+      const newer = `${schema.name}_newer`;
+      await migrate(schema.pool, { schema: newer });
+      try {
+        await schema.pool.query(`INSERT INTO "${newer}".migrations (id, name) VALUES (999, 'from the future')`);
+        // Additive, as its compatibility version says: this release's CLI (and workers) keep working.
+        expect((await runCli(['list', '--schema', newer])).code).toBe(EXIT.ok);
+        await schema.pool.query(`UPDATE "${newer}".settings SET oldest_worker_schema = 999`);
+        for (const args of [['list'], ['release', 'k', '--no-signal']]) {
+          const run = await runCli([...args, '--schema', newer]);
+          expect(run.code).toBe(EXIT.unavailable);
+          expect(run.stderr).toMatch(/migration 999, newer than this temporal-idempotency knows/);
+        }
+      } finally {
+        await schema.pool.query(`DROP SCHEMA "${newer}" CASCADE`);
+      }
     });
 
     it('a database that cannot be reached', async () => {
