@@ -66,4 +66,22 @@ describe('list at scale', () => {
     expect(run.code).toBe(0);
     expect(run.stdout.match(/"key":/g)).toHaveLength(100_000);
   });
+
+  it('ledger prints every call over several pages once, newest first', async () => {
+    await schema.pool.query(
+      `
+INSERT INTO "${schema.name}".ledger (call_id, event, key, activity_type, workflow_id, run_id, activity_id, attempt, worker, at, outcome)
+SELECT md5('call-' || i)::uuid, event, 'ledger-' || i, 'paged', 'wf-' || i, 'run-1', '1', 1, 'bulk/1',
+  now() - i * interval '1 second' + CASE WHEN event = 'finished' THEN interval '10 ms' ELSE interval '0' END,
+  CASE WHEN event = 'finished' THEN 'completed' END
+FROM generate_series(1, 2500) AS i, unnest(ARRAY['started', 'finished']) AS event`,
+    );
+    const run = await cli(['ledger', '--limit', '5000', '--json']);
+    expect(run.code).toBe(0);
+    const calls = (JSON.parse(run.stdout) as Array<{ key: string; started_at: string }>).filter((call) => call.key.startsWith('ledger-'));
+    expect(calls).toHaveLength(2_500);
+    expect(new Set(calls.map((call) => call.key)).size).toBe(2_500);
+    const times = calls.map((call) => Date.parse(call.started_at));
+    expect(times).toEqual([...times].sort((a, b) => b - a));
+  });
 });
