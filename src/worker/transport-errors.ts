@@ -13,7 +13,7 @@
 const IN_FLIGHT_CODES = new Set([
   'ECONNRESET', // connection reset mid-request or mid-response ("socket hang up")
   'EPIPE', // the socket closed while the request was being written
-  'ETIMEDOUT', // a read timed out (also raised for connects; we cannot tell them apart)
+  'ETIMEDOUT', // a read timed out (raised by `connect`, it is a connect timeout: see below)
   'ECONNABORTED', // axios' request timeout
   'UND_ERR_SOCKET', // undici: the other side closed the socket
   'UND_ERR_CLOSED',
@@ -23,6 +23,19 @@ const IN_FLIGHT_CODES = new Set([
   'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
   'ERR_STREAM_PREMATURE_CLOSE',
 ]);
+
+/**
+ * Families of codes raised while the answer was read, parsed or decoded, so after the request left:
+ * llhttp's parse errors (`HPE_HEADER_OVERFLOW`, a proxy's malformed header), zlib's on a corrupt
+ * compressed body, HTTP/2's and Node streams' own.
+ */
+const IN_FLIGHT_CODE_PREFIXES = ['HPE_', 'Z_', 'ERR_HTTP2_', 'ERR_STREAM_'];
+
+/** undici raises these before anything is sent (a bad argument, a connection that never opened); every other UND_ERR_ after. */
+const UNDICI_BEFORE_SENDING = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_NOT_SUPPORTED', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** Calls that run before a connection exists: whatever they raise, nothing was sent on it. */
+const BEFORE_CONNECTED_SYSCALLS = new Set(['connect', 'getaddrinfo', 'getnameinfo']);
 
 /** `AbortSignal` reasons: a timeout or an abort mid-request or mid-body. */
 const IN_FLIGHT_NAMES = new Set(['AbortError', 'TimeoutError']);
@@ -65,9 +78,18 @@ export type TransportVerdict =
 export function transportVerdict(error: unknown): TransportVerdict {
   let neverSent: string | null = null;
   for (const link of errorChain(error)) {
+    // An AggregateError (Node's happy-eyeballs connect to several addresses) repeats one member's code
+    // without its syscall: its members, which the chain visits next, say what happened.
+    if (Array.isArray(link.errors) && link.errors.length > 0) continue;
     const code = typeof link.code === 'string' ? link.code : undefined;
     const syscall = typeof link.syscall === 'string' ? link.syscall : undefined;
+    if (code && syscall && (BEFORE_CONNECTED_SYSCALLS.has(syscall) || syscall.startsWith('query'))) {
+      neverSent ??= `${syscall} ${code}`;
+      continue;
+    }
     if (code && IN_FLIGHT_CODES.has(code)) return { inFlight: true, sign: code };
+    if (code && IN_FLIGHT_CODE_PREFIXES.some((prefix) => code.startsWith(prefix))) return { inFlight: true, sign: code };
+    if (code?.startsWith('UND_ERR_') && !UNDICI_BEFORE_SENDING.has(code)) return { inFlight: true, sign: code };
     if (typeof link.name === 'string' && IN_FLIGHT_NAMES.has(link.name)) return { inFlight: true, sign: link.name };
     if (code && syscall && SOCKET_IO_SYSCALLS.has(syscall)) return { inFlight: true, sign: `${syscall} ${code}` };
     if (code && NEVER_SENT_ON_CONNECT_ONLY.has(code) && syscall !== 'connect') return { inFlight: true, sign: syscall ? `${syscall} ${code}` : code };

@@ -130,6 +130,33 @@ describe('system errors, by the call that raised them', () => {
     expect(classifyOutcome(systemError('connect', 'ENETUNREACH', -101), notCancelled).ambiguous).toBe(false);
   });
 
+  it('definite: a connect that timed out, alone or on every address of a happy-eyeballs connect (its AggregateError has no syscall)', () => {
+    expect(classifyOutcome(systemError('connect', 'ETIMEDOUT', -110), notCancelled).ambiguous).toBe(false);
+    const members = [
+      Object.assign(new Error('connect ETIMEDOUT 2001:db8::1:443'), { code: 'ETIMEDOUT', syscall: 'connect' }),
+      Object.assign(new Error('connect EHOSTUNREACH 192.0.2.1:443'), { code: 'EHOSTUNREACH', syscall: 'connect' }),
+    ];
+    const aggregate = Object.assign(new AggregateError(members), { code: 'ETIMEDOUT' });
+    expect(classifyOutcome(new TypeError('fetch failed', { cause: aggregate }), notCancelled).ambiguous).toBe(false);
+  });
+
+  it('ambiguous: an aggregate with one member that failed after connecting', () => {
+    const members = [
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:443'), { code: 'ECONNREFUSED', syscall: 'connect' }),
+      Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET', syscall: 'read' }),
+    ];
+    expect(classifyOutcome(Object.assign(new AggregateError(members), { code: 'ECONNREFUSED' }), notCancelled).ambiguous).toBe(true);
+  });
+
+  it('ambiguous: answers that could not be parsed or decoded (the request had left); definite: undici refusing a bad argument', () => {
+    for (const code of ['HPE_HEADER_OVERFLOW', 'HPE_INVALID_CONSTANT', 'UND_ERR_HEADERS_OVERFLOW', 'Z_DATA_ERROR', 'ERR_HTTP2_STREAM_ERROR']) {
+      const error = new TypeError('terminated', { cause: Object.assign(new Error(code), { code }) });
+      expect(classifyOutcome(error, notCancelled), code).toMatchObject({ ambiguous: true, summary: expect.stringContaining(code) });
+    }
+    const badArgument = Object.assign(new Error('invalid method'), { code: 'UND_ERR_INVALID_ARG' });
+    expect(classifyOutcome(badArgument, notCancelled).ambiguous).toBe(false);
+  });
+
   it('definite: a file the activity could not open before sending (not a socket)', () => {
     const missing = Object.assign(new Error("ENOENT: no such file or directory, open 'template.json'"), { errno: -2, code: 'ENOENT', syscall: 'open' });
     expect(classifyOutcome(missing, notCancelled).ambiguous).toBe(false);
