@@ -19,9 +19,12 @@ interface PendingUndo {
 }
 
 const UNDO_EVERY_MS = 1_000;
+/** Undone tokens remembered (each is a claim a retry may still read once); old ones go first. */
+const REMEMBERED_UNDONE = 10_000;
 
 export class ClaimUndo {
   private readonly pending = new Map<string, PendingUndo>();
+  private readonly undone = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private lastError: unknown;
@@ -47,9 +50,12 @@ export class ClaimUndo {
     this.timer ??= setInterval(() => void this.runOnce(), UNDO_EVERY_MS).unref();
   }
 
-  /** Whether `token` is a claim being undone here: nothing ran under it, whatever its lease says. */
-  isPending(token: string): boolean {
-    return this.pending.has(token);
+  /**
+   * Whether `token` is a ghost of this store's: a claim being undone here, or undone lately; nothing ran
+   * under it, whatever its lease says. Lately too, because a retry may have read it just before a pass deleted it.
+   */
+  isGhost(token: string): boolean {
+    return this.pending.has(token) || this.undone.has(token);
   }
 
   /**
@@ -61,8 +67,15 @@ export class ClaimUndo {
     if (!pending) return false;
     const undone = await this.undo([pending.key], [token]);
     if (!undone.includes(token)) return false;
-    this.pending.delete(token);
+    this.forget(token);
     return true;
+  }
+
+  /** Done with `token`: remembered as undone for a while (bounded), for a retry that read it before. */
+  private forget(token: string): void {
+    this.pending.delete(token);
+    this.undone.add(token);
+    if (this.undone.size > REMEMBERED_UNDONE) this.undone.delete(this.undone.values().next().value!);
   }
 
   /** One last look for what is pending, then stops (the store is closing). */
@@ -94,7 +107,7 @@ export class ClaimUndo {
       const tokens = [...this.pending.keys()];
       try {
         const undone = await this.undo(tokens.map((token) => this.pending.get(token)!.key), tokens);
-        for (const token of undone) this.pending.delete(token);
+        for (const token of undone) this.forget(token);
         this.lastError = undefined;
       } catch (error) {
         this.lastError = error; // Postgres may be restarting: tried again in a second

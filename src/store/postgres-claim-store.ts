@@ -222,7 +222,11 @@ export class PostgresClaimStore implements ClaimStore {
       const existing = await this.get(request.key);
       // A claim of this store's whose caller was told it failed (its insert's answer was lost): nothing ran
       // under it. Undo it now and claim again, rather than let this retry wait out its lease and refuse.
-      if (existing && this.undo.isPending(existing.token) && (await this.undo.undoNow(existing.token))) continue;
+      if (existing && this.undo.isGhost(existing.token)) {
+        // Undone now, or by a background pass since it was read: either way, read and claim again.
+        await this.undo.undoNow(existing.token);
+        continue;
+      }
       if (existing) return { won: false, claim: existing };
     }
     throw new ClaimContendedError(request.key, BEGIN_ATTEMPTS);
