@@ -20,6 +20,7 @@ const clean: ChaosReport = {
   keysActedOnce: 10,
   keysActedTwice: [],
   keysSentTwice: [],
+  actionsRepeated: [],
   vendorReplays: 0,
   outcomes: { completed: 2 },
   openClaims: [],

@@ -19,6 +19,7 @@ import { applicationFailureIn } from '../../dev/failures.js';
 import { startPostgres } from '../../dev/postgres.js';
 import { spawnExampleWorker } from '../../dev/worker-process.js';
 import type { WorkerProcess } from '../../dev/worker-process.js';
+import { repeatedActions } from './report.js';
 import type { ChaosReport } from './report.js';
 
 export interface ChaosOptions {
@@ -207,7 +208,9 @@ async function report(
   schema: string,
   vendor: FakeVendor,
   outcomes: string[],
-  run: Omit<ChaosReport, 'keysActedOnce' | 'keysActedTwice' | 'keysSentTwice' | 'vendorReplays' | 'outcomes' | 'openClaims'> & { killed: Set<number> },
+  run: Omit<ChaosReport, 'keysActedOnce' | 'keysActedTwice' | 'keysSentTwice' | 'actionsRepeated' | 'vendorReplays' | 'outcomes' | 'openClaims'> & {
+    killed: Set<number>;
+  },
 ): Promise<ChaosReport> {
   const actionsByKey = new Map<string, number>();
   for (const action of vendor.actions) actionsByKey.set(action.idempotencyKey ?? 'no key', (actionsByKey.get(action.idempotencyKey ?? 'no key') ?? 0) + 1);
@@ -220,6 +223,7 @@ async function report(
     ...rest,
     keysActedOnce: [...actionsByKey.values()].filter((count) => count === 1).length,
     keysActedTwice: [...actionsByKey].filter(([, count]) => count > 1).map(([key, actions]) => ({ key, actions })),
+    actionsRepeated: repeatedActions(vendor.actions),
     keysSentTwice: Object.entries(ROUTES)
       .filter(([activityType]) => !VENDOR_DEDUP_ACTIVITIES.includes(activityType))
       .flatMap(([, route]) => [...vendor.keysSentAgain(route)].map(([key, requests]) => ({ key, route, requests }))),

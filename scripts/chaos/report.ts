@@ -19,6 +19,11 @@ export interface ChaosReport {
    * sent) and a vendor without idempotency keys would have acted on.
    */
   readonly keysSentTwice: readonly { key: string; route: string; requests: number }[];
+  /**
+   * Requests the vendor acted on more than once, whatever keys they carried: every chaos call is a
+   * distinct action (its own order or line), so one acted on twice is a doubled call even under two keys.
+   */
+  readonly actionsRepeated: readonly { route: string; body: string; actions: number }[];
   /** Requests the vendor answered from its own idempotency store (vendorDedup re-runs). */
   readonly vendorReplays: number;
   /** How every workflow ended: `completed`, or the failure type it failed with. */
@@ -44,6 +49,7 @@ export function problemsIn(report: ChaosReport): string[] {
     );
   }
   for (const { key, actions } of report.keysActedTwice) problems.push(`key ${key} was acted on ${actions} times`);
+  for (const { route, body, actions } of report.actionsRepeated) problems.push(`${route} ${body} was acted on ${actions} times`);
   for (const { key, route, requests } of report.keysSentTwice) {
     problems.push(`key ${key} was sent to ${route} ${requests} times, though its activity type is not vendorDedup`);
   }
@@ -59,12 +65,25 @@ export function problemsIn(report: ChaosReport): string[] {
   return problems;
 }
 
+/** The actions on the same route with the same body, more than once: as `actionsRepeated` reports them. */
+export function repeatedActions(actions: readonly { readonly route: string; readonly body: unknown }[]): ChaosReport['actionsRepeated'] {
+  const counts = new Map<string, { route: string; body: string; actions: number }>();
+  for (const { route, body } of actions) {
+    const text = JSON.stringify(body);
+    const entry = counts.get(`${route} ${text}`) ?? { route, body: text, actions: 0 };
+    entry.actions++;
+    counts.set(`${route} ${text}`, entry);
+  }
+  return [...counts.values()].filter((entry) => entry.actions > 1);
+}
+
 export function printReport(report: ChaosReport, log: (line: string) => void): void {
   log(`Chaos${report.reconcile ? ' (reconcile on)' : ''}: ${report.activities} activities in ${report.workflows} workflows, ` +
     `${report.seconds.toFixed(0)} s, ${report.kills} SIGKILLs, ${report.postgresRestarts} of ${report.postgresRestartsWanted} Postgres restart(s)`);
   log(`Vendor: ${report.keysActedOnce} keys acted on once, ${report.keysActedTwice.length} more than once` +
     ` (${report.vendorReplays} repeats answered from the vendor's own idempotency store)`);
   for (const { key, actions } of report.keysActedTwice) log(`  ${key}: ${actions} actions`);
+  log(`Requests acted on more than once, whatever their keys: ${report.actionsRepeated.length}`);
   log(`Sent again without vendorDedup: ${report.keysSentTwice.length} keys (each a second call a vendor without idempotency keys would act on)`);
   for (const { key, route, requests } of report.keysSentTwice) log(`  ${key}: ${requests} requests to ${route}`);
   log(`Workflows: ${Object.entries(report.outcomes).map(([outcome, count]) => `${outcome} ${count}`).join(', ')}`);

@@ -173,9 +173,12 @@ export interface ClaimStore {
    * claim's state as it was then, when the store can tell (a store written for 0.1 resolves nothing).
    */
   addWaiter(waiter: Waiter): Promise<WaiterNoted | void>;
+  /** The claim on `key` as it is now (null: none): to learn whether a write whose answer was lost took effect. */
+  get?(key: string): Promise<Claim | null>;
   /**
-   * After `complete` recorded the caller's claim: the workflows refused on its key that were not told
-   * of an outcome since, for the caller to tell them. Empty at once when nobody was refused on it.
+   * After `complete` recorded, or `release` deleted, the caller's claim: the workflows refused on its
+   * key that were not told of an outcome since, for the caller to tell them. Empty at once when nobody
+   * was refused on it.
    */
   waitersToTell?(claim: HeldClaim): Promise<readonly Waiter[]>;
   /** Notes that these waiters of `key` were told its outcome (or are closed): `prune` counts from now. */

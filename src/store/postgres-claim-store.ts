@@ -137,7 +137,7 @@ export class PostgresClaimStore implements ClaimStore {
   /** When each identity claiming through this store was last noted in the worker registry. */
   private readonly workerNotedAt = new Map<string, number>();
   private warnedUnprotected = false;
-  /** Tokens of claims this store completed while someone was flagged as waiting on them (see `waitersToTell`). */
+  /** Tokens of claims this store completed or released while someone was flagged as waiting on them (see `waitersToTell`). */
   private readonly awaitedCompletions = new Set<string>();
   private readonly claims: NaturalBatch<PendingClaim, Claim | null>;
   private readonly records: NaturalBatch<PendingRecord, boolean>;
@@ -254,7 +254,7 @@ export class PostgresClaimStore implements ClaimStore {
   }
 
   async release(claim: Claim): Promise<boolean> {
-    return this.settle('release', this.statements.release, [claim.key, claim.token, this.channel]);
+    return this.settle('release', this.statements.release, [claim.key, claim.token, this.channel], { noteAwaited: true });
   }
 
   async markUnknown(claim: Claim, note: OutcomeNote): Promise<boolean> {
@@ -419,14 +419,7 @@ export class PostgresClaimStore implements ClaimStore {
    */
   private async recordResults(pending: readonly PendingRecord[]): Promise<Settled<boolean>[]> {
     const alone = ({ claim, result, mac, secretId }: PendingRecord) =>
-      settle(
-        this.query<{ awaited: boolean }>('complete', this.statements.complete, [claim.key, claim.token, this.channel, result, mac, secretId]).then(
-          ({ rows }) => {
-            if (rows[0]?.awaited) this.noteAwaitedCompletion(claim.token);
-            return rows.length > 0;
-          },
-        ),
-      );
+      settle(this.settle('complete', this.statements.complete, [claim.key, claim.token, this.channel, result, mac, secretId], { noteAwaited: true }));
     if (pending.length === 1) return [await alone(pending[0]!)];
     let rows: { token: string; awaited: boolean }[];
     try {
@@ -440,6 +433,8 @@ export class PostgresClaimStore implements ClaimStore {
       ]));
     } catch (error) {
       if (rolledBack(error)) return Promise.all(pending.map(alone));
+      // Lost in flight, it may have settled claims someone waits on: `waitersToTell` must look.
+      for (const { claim } of pending) this.noteAwaitedCompletion(claim.token);
       return pending.map(() => ({ ok: false, error }));
     }
     const settled = new Set(rows.map((row) => row.token));
@@ -455,10 +450,22 @@ export class PostgresClaimStore implements ClaimStore {
     }
   }
 
-  /** Runs a statement that settles the caller's own claim and, if someone waits for it, wakes them. */
-  private async settle(name: string, statement: string, params: unknown[]): Promise<boolean> {
-    const { rowCount } = await this.query(name, statement, params);
-    return (rowCount ?? 0) > 0;
+  /**
+   * Runs a statement that settles the caller's own claim and, if someone waits for it, wakes them;
+   * with `noteAwaited`, remembers that someone did, for `waitersToTell`.
+   */
+  private async settle(name: string, statement: string, params: unknown[], options: { noteAwaited?: boolean } = {}): Promise<boolean> {
+    const token = params[1] as string;
+    let rows: { awaited: boolean }[];
+    try {
+      ({ rows } = await this.query<{ awaited: boolean }>(name, statement, params));
+    } catch (error) {
+      // Its answer lost, it may have settled a claim someone waits on: `waitersToTell` must look.
+      if (options.noteAwaited) this.noteAwaitedCompletion(token);
+      throw error;
+    }
+    if (options.noteAwaited && rows[0]?.awaited) this.noteAwaitedCompletion(token);
+    return rows.length > 0;
   }
 
   /** Reads the claim and flags it as awaited, so that its outcome is announced. */

@@ -7,7 +7,7 @@
 import type { Context } from '@temporalio/activity';
 import { CompleteAsyncError } from '@temporalio/common';
 import type { Payload } from '@temporalio/common';
-import type { Claim, HeldClaim, OutcomeNote } from '../store/index.js';
+import type { Claim, ClaimStore, HeldClaim, OutcomeNote } from '../store/index.js';
 import { retryFor } from '../bounded-retry.js';
 import { errorClass, errorMessage, errorSummary, errorText } from '../error-text.js';
 import type { InterceptorDependencies } from './interceptor.js';
@@ -62,10 +62,10 @@ export class CallSettlement {
         },
       );
     }
-    const recorded = await retryFor(this.deps.options.recordRetryMs, () => this.deps.options.store.complete(this.claim, payload)).catch((storeError: unknown) => void this.warnClaimKept('record the result', storeError));
+    const recorded = await this.write('record the result', (store) => store.complete(this.claim, payload), (now) => now?.state === 'completed');
     if (recorded === false) this.warnClaimChanged('record its result');
     // Workflows refused on this key meanwhile (this attempt's lease lapsed, or it ran past its deadline) wait for it.
-    if (recorded === true) await tellWaitersOfOutcome(this.context, this.deps.options.store, this.claim);
+    if (recorded === true) await tellWaitersOfOutcome(this.context, this.deps.options.store, this.claim, 'resolved');
   }
 
   /**
@@ -121,8 +121,29 @@ export class CallSettlement {
   }
 
   private async release(): Promise<void> {
-    const released = await retryFor(this.deps.options.recordRetryMs, () => this.deps.options.store.release(this.claim)).catch((storeError: unknown) => void this.warnClaimKept('release the claim', storeError));
+    const released = await this.write('release the claim', (store) => store.release(this.claim), (now) => now === null);
     if (released === false) this.warnClaimChanged('release it');
+    // A workflow refused meanwhile calls again: nothing happened, and the key is free.
+    if (released === true) await tellWaitersOfOutcome(this.context, this.deps.options.store, this.claim, 'released');
+  }
+
+  /**
+   * One settling write, retried for `recordRetryMs`. True when it took effect; false when the claim
+   * was someone else's by then; undefined when the store stayed unreachable (logged: the claim is kept).
+   * A try whose answer was lost may have taken effect: a later try then finds nothing to change, so
+   * the claim is read to tell "our own earlier try" (`tookEffect`) from "someone else's change".
+   */
+  private async write(what: string, settle: (store: ClaimStore) => Promise<boolean>, tookEffect: (now: Claim | null) => boolean): Promise<boolean | undefined> {
+    const { store } = this.deps.options;
+    let tries = 0;
+    const done = await retryFor(this.deps.options.recordRetryMs, () => (tries++, settle(store))).catch(
+      (storeError: unknown) => void this.warnClaimKept(what, storeError),
+    );
+    if (done !== false || tries < 2 || !store.get) return done;
+    const now = await store.get(this.claim.key).catch(() => undefined);
+    if (now === undefined) return false;
+    const ours = now === null || now.token === this.claim.token;
+    return ours && tookEffect(now) ? true : false;
   }
 
   /**

@@ -354,8 +354,9 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
 
   /**
    * Notes this attempt's workflow as waiting on the key it is about to be refused on, so whoever
-   * decides (an operator, or an owner that records its outcome late) tells it. True when the key's
-   * outcome was recorded meanwhile: read it again rather than refuse a call that has an answer.
+   * decides (an operator, or an owner that settles its claim late) tells it. True when the claim was
+   * settled meanwhile (recorded, or released): read it again rather than refuse a call that has an
+   * answer, or whose key is free.
    * Best effort: the refusal stands either way, and the claim's own workflow is always signalled.
    */
   private async noteWaiter(request: ClaimRequest): Promise<boolean> {
@@ -374,7 +375,8 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
           error,
         }),
       );
-    return noted?.claimState === 'completed';
+    // Completed: it has an answer now. Gone: its owner released it (nothing happened), so the key is free.
+    return noted !== undefined && (noted.claimState === 'completed' || noted.claimState === null);
   }
 
   /**

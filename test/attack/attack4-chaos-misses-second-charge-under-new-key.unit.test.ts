@@ -16,7 +16,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeVendor } from '../../activities/fake-vendor.js';
 import { CHARGE_ROUTE } from '../../activities/index.js';
-import { problemsIn } from '../../scripts/chaos/report.js';
+import { problemsIn, repeatedActions } from '../../scripts/chaos/report.js';
 import type { ChaosReport } from '../../scripts/chaos/report.js';
 
 const vendor = new FakeVendor();
@@ -53,6 +53,7 @@ describe('the chaos report and a second charge under another key', () => {
       keysActedOnce: [...actionsByKey.values()].filter((count) => count === 1).length,
       keysActedTwice: [...actionsByKey].filter(([, count]) => count > 1).map(([key, actions]) => ({ key, actions })),
       keysSentTwice: [...vendor.keysSentAgain(CHARGE_ROUTE)].map(([key, requests]) => ({ key, route: CHARGE_ROUTE, requests })),
+      actionsRepeated: repeatedActions(vendor.actions),
       vendorReplays: vendor.log.filter((request) => request.handling === 'replayed').length,
       outcomes: { completed: 1 },
       openClaims: [],
@@ -61,6 +62,6 @@ describe('the chaos report and a second charge under another key', () => {
       unexpectedExits: [],
     };
     // Before a fix: [] ("Every key at most once; every workflow completed or refused by name.").
-    expect(problemsIn(report)).not.toEqual([]);
+    expect(problemsIn(report)).toEqual([expect.stringMatching(/^POST \/v1\/charges \{"orderId":"chaos-0-abc-0".*\} was acted on 2 times$/)]);
   });
 });
