@@ -24,6 +24,7 @@ import {
   keyReuse,
   misconfigured,
   orphanedClaim,
+  reconcileUnfinished,
   recordRejected,
   resultUndecodable,
   resumedArgumentsChanged,
@@ -292,9 +293,13 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
     const settlement = new CallSettlement(this.context, this.deps, this.settings, taken);
     this.deps.leases.hold(taken, () => settlement.lost());
     let answer: ReconcileAnswer;
+    // Less time left in this attempt than reconcileTimeoutMs: running out of it is the attempt's limit, not the vendor's.
+    let cutByAttempt = false;
     try {
       const call = { key: orphan.key, keyUuid: keyToUuid(orphan.key), args: this.args, claim: orphan, info: this.context.info };
-      const timeoutMs = Math.max(1, Math.min(this.deps.options.reconcileTimeoutMs, this.waitDeadline() - Date.now()));
+      const attemptLeftMs = this.waitDeadline() - Date.now();
+      cutByAttempt = attemptLeftMs < this.deps.options.reconcileTimeoutMs;
+      const timeoutMs = Math.max(1, Math.min(this.deps.options.reconcileTimeoutMs, attemptLeftMs));
       answer = await askVendor(reconcile, call, timeoutMs, this.context.cancellationSignal);
     } finally {
       this.deps.leases.drop(taken.token);
@@ -316,6 +321,16 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
         });
         return { kind: 'run', claim: taken };
       case 'unknown':
+        if (answer.timedOut && cutByAttempt && !this.context.cancellationSignal.aborted) {
+          // The vendor was only slow for this attempt's time: the outcome stays unknown, and the next attempt asks again.
+          this.context.log.warn('Idempotency: this attempt ran out of time while asking the vendor; the next attempt asks again', {
+            idempotencyKey: orphan.key,
+          });
+          throw await settlement.interrupted(
+            { summary: `${answer.summary}, the end of attempt ${taken.attempt}'s time, about ${orphanedBy}`, detail: answer.summary },
+            reconcileUnfinished(orphan, taken, answer.summary),
+          );
+        }
         if (this.context.cancellationSignal.aborted) {
           // Cut short by the attempt's own cancellation (a deploy's shutdown, a timeout), not by the vendor: the
           // outcome stays unknown, and the next attempt asks again instead of a person being paged.

@@ -41,7 +41,13 @@ export type Reconciler<Args extends readonly unknown[] = readonly unknown[]> = (
 export type ReconcileAnswer =
   | { readonly outcome: 'happened'; readonly result: unknown }
   | { readonly outcome: 'not-happened' }
-  | { readonly outcome: 'unknown'; readonly summary: string; readonly detail: string | null };
+  | {
+      readonly outcome: 'unknown';
+      readonly summary: string;
+      readonly detail: string | null;
+      /** Set when the time given ran out before the reconciler answered. */
+      readonly timedOut?: true;
+    };
 
 /**
  * Runs the reconciler, bounded by `timeoutMs` and the attempt's cancellation; never throws. In its
@@ -70,7 +76,7 @@ async function askBounded(
   const timedOut = new Promise<ReconcileAnswer>((resolve) => {
     timer = setTimeout(() => {
       controller.abort(new Error(`reconcile timed out after ${timeoutMs} ms`));
-      resolve({ outcome: 'unknown', summary: `reconcile gave no answer within ${timeoutMs} ms`, detail: null });
+      resolve({ outcome: 'unknown', summary: `reconcile gave no answer within ${timeoutMs} ms`, detail: null, timedOut: true });
     }, timeoutMs);
   });
   try {

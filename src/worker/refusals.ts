@@ -108,6 +108,22 @@ export function claimBusy(claim: Claim, refused: Refused, waitedMs: number): App
   });
 }
 
+/**
+ * The attempt's own time ran out while its reconciler asked the vendor: retryable, like a busy claim
+ * (nothing was called, the next attempt takes it up), with the reason saying which case it is.
+ */
+export function reconcileUnfinished(orphan: Claim, refused: Refused, why: string): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: IdempotencyClaimBusy,
+    nonRetryable: false,
+    message:
+      `Did not run ${orphan.activityType} (attempt ${refused.attempt}): ${describeClaim(orphan)} with no outcome on record, ` +
+      `and this attempt's time ran out while asking the vendor about it (${why}). Nothing was called; Temporal will ` +
+      'retry, and the next attempt asks the vendor again.',
+    details: [detailsOf(orphan, refused, 'reconcile-unfinished')],
+  });
+}
+
 export function keyReuse(claim: Claim, refused: Refused): ApplicationFailure {
   return ApplicationFailure.create({
     type: IdempotencyKeyReuse,
