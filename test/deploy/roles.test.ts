@@ -71,6 +71,9 @@ beforeAll(async () => {
   const superuser = new URL(inject('databaseUrl'));
   superuser.pathname = `/${database}`;
   admin = new pg.Pool({ connectionString: superuser.toString() });
+  // DROP DATABASE ... WITH (FORCE) at the end terminates whatever is still connected (57P01): expected then.
+  admin.on('error', () => undefined);
+  rig.on('error', () => undefined);
   for (const name of [...Object.values(role), outsider]) await rig.query(`CREATE ROLE "${name}" LOGIN PASSWORD '${PASSWORD}'`);
   // As the README's Roles section says, once, as a superuser: the migrator creates the schema on its
   // first run, and so owns it; only the three roles may connect (and so LISTEN or NOTIFY).
