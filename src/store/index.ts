@@ -18,11 +18,9 @@ export { PostgresClaimStore } from './postgres-claim-store.js';
 export type { PostgresClaimStoreOptions } from './postgres-claim-store.js';
 export type { AuditLedger, LedgerCall, LedgerError, LedgerOutcome, ReconcileOutcome } from './audit-ledger.js';
 export { PostgresAuditLedger } from './postgres-audit-ledger.js';
-export { CLAIM_STATES, ClaimOperations, SecretRequiredError } from './claim-operations.js';
+export { CLAIM_STATES, ClaimOperations } from './claim-operations.js';
+export type { ActivationReport, RetirementReport, KeyStatus } from './key-rotation.js';
 export type {
-  ActivationReport,
-  RetirementReport,
-  KeyStatus,
   ChangeOptions,
   ClaimOperationsOptions,
   ClaimSummary,
@@ -35,5 +33,5 @@ export type {
   PruneSummary,
   WorkflowRef,
 } from './claim-operations.js';
-export { ClaimChangeRefusedError, ClaimNotFoundError } from './operator-errors.js';
+export { ClaimChangeRefusedError, ClaimNotFoundError, SecretRequiredError } from './operator-errors.js';
 export type { ChangeRefusal } from './operator-errors.js';

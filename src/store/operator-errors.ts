@@ -48,6 +48,12 @@ export class ClaimChangeRefusedError extends IdempotencyError {
   }
 }
 
+/** Raised when a record would be written unsigned into a deployment whose workers require signatures. */
+export class SecretRequiredError extends IdempotencyError {
+  override readonly name = 'SecretRequiredError';
+  readonly code = 'secret-required';
+}
+
 /** Why a change to `claim` is refused, or undefined when it may go ahead. */
 export function changeRefusal(claim: Claim, action: 'resolve' | 'release', force: boolean): ClaimChangeRefusedError | undefined {
   if (claim.state === 'completed') {
