@@ -80,6 +80,8 @@ async function postToVendor(baseUrl: string, path: string, body: unknown, timeou
       headers: { 'content-type': 'application/json', ...idempotencyHeaders() },
       body: JSON.stringify(body),
       signal,
+      // A write follows no redirect: a 3xx is the vendor's answer, and a failing later hop would look like "nothing sent".
+      redirect: 'manual',
     });
     // The body is part of the answer: a timeout while it arrives means the vendor may have acted.
     text = await response.text();
@@ -91,6 +93,10 @@ async function postToVendor(baseUrl: string, path: string, body: unknown, timeou
     // This vendor documents 5xx as "nothing was done": safe to retry.
     // The body stays out of the message: messages are logged and kept in history, bodies can carry customer data.
     throw new Error(`Vendor answered ${response.status} for ${path}; nothing was done.`);
+  }
+  if (response.status >= 300 && response.status < 400) {
+    // It answered the write with a redirect (post/redirect/get): it may well have acted.
+    throw new OutcomeUnknownError(`Vendor answered ${path} with a redirect (${response.status}); it may have acted.`);
   }
   if (response.status === 409) {
     // Our own earlier request with this key is still being processed: nothing new happened; retry later.

@@ -16,6 +16,7 @@ import type { OutcomeVerdict } from './outcome-classification.js';
 import type { ResolvedActivitySettings } from './options.js';
 import { orphanedClaim } from './refusals.js';
 import { tellWaitersOfOutcome } from './waiter-signals.js';
+import { sentWriteOf } from './sent-writes.js';
 
 export class CallSettlement {
   private readonly verdicts = new WeakMap<object, OutcomeVerdict>();
@@ -39,6 +40,7 @@ export class CallSettlement {
     const verdict = classifyOutcome(error, {
       isAmbiguous: this.settings.isAmbiguous,
       cancelled: signal.aborted ? cancelReason(signal) : undefined,
+      sentWrite: sentWriteOf(this.context),
     });
     if (typeof error === 'object' && error !== null) this.verdicts.set(error, verdict);
     return verdict;

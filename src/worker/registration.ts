@@ -16,6 +16,7 @@ import type { AnyActivity, IdempotencyOptions } from './options.js';
 import { misconfigured } from './refusals.js';
 import { markUnguarded } from './current-call.js';
 import { ResultCodec } from './result-codec.js';
+import { watchSentWrites } from './sent-writes.js';
 
 /** Activity executions an idempotency interceptor already guards: a second one would wait on the first's claim. */
 const guarded = new WeakSet<Context>();
@@ -32,6 +33,8 @@ export function idempotencyInterceptors<Activities extends object = Record<strin
   options: IdempotencyOptions<Activities>,
 ): ActivityInterceptorsFactory[] {
   const resolved = resolveOptions(options);
+  // Before any activity runs: a write that a fetch sent before failing makes its failure ambiguous.
+  watchSentWrites();
   const runtimeLogger = () => Runtime.instance().logger;
   // Stores without a logger of their own report to the worker's Runtime logger from now on.
   setDefaultStoreLogger({

@@ -27,9 +27,11 @@ const IN_FLIGHT_CODES = new Set([
 /**
  * Families of codes raised while the answer was read, parsed or decoded, so after the request left:
  * llhttp's parse errors (`HPE_HEADER_OVERFLOW`, a proxy's malformed header), zlib's on a corrupt
- * compressed body, HTTP/2's and Node streams' own.
+ * compressed body, HTTP/2's and Node streams' own, and OpenSSL's on a record it could not read (a
+ * balancer answering in plain text, a corrupted record). Certificate errors, raised while the
+ * connection is set up, have codes of their own (below).
  */
-const IN_FLIGHT_CODE_PREFIXES = ['HPE_', 'Z_', 'ERR_HTTP2_', 'ERR_STREAM_'];
+const IN_FLIGHT_CODE_PREFIXES = ['HPE_', 'Z_', 'ERR_HTTP2_', 'ERR_STREAM_', 'ERR_SSL_'];
 
 /** undici raises these before anything is sent (a bad argument, a connection that never opened); every other UND_ERR_ after. */
 const UNDICI_BEFORE_SENDING = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_NOT_SUPPORTED', 'UND_ERR_CONNECT_TIMEOUT']);
