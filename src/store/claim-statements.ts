@@ -36,6 +36,7 @@ export interface ClaimStatements {
   readonly renew: string;
   readonly markAwaited: string;
   readonly takeOver: string;
+  readonly handBack: string;
   readonly addWaiter: string;
   readonly waitersToTell: string;
   readonly waitersTold: string;
@@ -191,6 +192,17 @@ FROM ${DURABLE_COMMIT}
 WHERE key = $1 AND token = $2
   AND (state = 'unknown' OR (state = 'claimed' AND NOT ${OWNER_ALIVE}))
 ${CLAIM_RETURNING}`,
+
+    // The orphan's identity back on the caller's taken-over claim, its outcome unknown: $4 orphan's token, $5 attempt,
+    // $6 claimed_by, $7 claimed_at, $8 lease_expires_at, $9 workflow id, $10 run id, $11 activity id, $12 deadline_at,
+    // $13 note, $14 note detail, $15 record MAC, $16 secret id, $17 the schema version this worker knows.
+    handBack: settling(`
+UPDATE ${table}
+SET token = $4, state = 'unknown', attempt = $5, claimed_by = $6, claimed_at = $7, lease_expires_at = $8, workflow_id = $9,
+  run_id = $10, activity_id = $11, deadline_at = $12, outcome_note = $13, outcome_detail = $14, finished_at = now(),
+  record_mac = $15, secret_id = $16, worker_schema = $17::integer
+WHERE key = $1 AND token = $2 AND state = 'claimed'
+RETURNING key, awaited`, synchronous),
 
     // Flags the claim as awaited in the same statement, under its row lock: an outcome recorded after this
     // sees the flag (and its recorder tells the waiter); one recorded before is the state returned.

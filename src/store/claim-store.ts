@@ -168,6 +168,13 @@ export interface ClaimStore {
    */
   takeOver(orphan: Claim, request: ClaimRequest, leaseMs: number): Promise<Claim | null>;
   /**
+   * Gives a claim the caller took over (to ask the vendor) back as the orphan it was: the orphan's
+   * token, attempt, worker, times and workflow, its outcome `unknown` with `note`. For an attempt
+   * whose question was cut short: it called nothing, so the claim must go on naming the call that
+   * was made. False when the claim is no longer the caller's. A store without it marks it unknown.
+   */
+  handBack?(taken: Claim, orphan: Claim, note: OutcomeNote): Promise<boolean>;
+  /**
    * Records that a workflow was refused on `waiter.key`, so an operator's decision reaches it, and
    * flags the claim so that whoever records its outcome later learns someone waits. Resolves with the
    * claim's state as it was then, when the store can tell (a store written for 0.1 resolves nothing).

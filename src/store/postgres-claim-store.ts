@@ -264,6 +264,31 @@ export class PostgresClaimStore implements ClaimStore {
     return this.settle('mark_unknown', this.statements.markUnknown, [claim.key, claim.token, this.channel, summary, mac, secretId, detail]);
   }
 
+  async handBack(taken: Claim, orphan: Claim, note: OutcomeNote): Promise<boolean> {
+    const summary = pgText(note.summary);
+    const detail = note.detail ? payloadToJson(note.detail) : null;
+    const { mac, secretId } = this.sign({ ...orphan, state: 'unknown', result: null, outcomeNote: summary, outcomeDetail: detail });
+    return this.settle('hand_back', this.statements.handBack, [
+      taken.key,
+      taken.token,
+      this.channel,
+      orphan.token,
+      orphan.attempt,
+      orphan.claimedBy,
+      orphan.claimedAt,
+      orphan.leaseExpiresAt,
+      orphan.workflowId,
+      orphan.runId,
+      orphan.activityId,
+      orphan.deadlineAt,
+      summary,
+      detail,
+      mac,
+      secretId,
+      LATEST_MIGRATION,
+    ]);
+  }
+
   async takeOver(orphan: Claim, request: ClaimRequest, leaseMs: number): Promise<Claim | null> {
     const token = randomUUID();
     const taker = {

@@ -149,6 +149,26 @@ export class InMemoryClaimStore implements ClaimStore {
     });
   }
 
+  async handBack(taken: Claim, orphan: Claim, note: OutcomeNote): Promise<boolean> {
+    return this.settle(taken, (row, now) => {
+      Object.assign(row, {
+        token: orphan.token,
+        state: 'unknown',
+        attempt: orphan.attempt,
+        claimedBy: orphan.claimedBy,
+        claimedAt: orphan.claimedAt.getTime(),
+        leaseExpiresAt: orphan.leaseExpiresAt?.getTime() ?? null,
+        workflowId: orphan.workflowId,
+        runId: orphan.runId,
+        activityId: orphan.activityId,
+        deadlineAt: orphan.deadlineAt?.getTime() ?? null,
+        outcomeNote: pgText(note.summary),
+        outcomeDetail: note.detail ? payloadToJson(note.detail) : null,
+        finishedAt: now,
+      } satisfies Partial<Row>);
+    });
+  }
+
   async takeOver(orphan: Claim, request: ClaimRequest, leaseMs: number): Promise<Claim | null> {
     requireDuration('leaseMs', leaseMs);
     const row = this.rows.get(orphan.key);

@@ -97,10 +97,21 @@ export class CallSettlement {
     return this.keepUnknown(why);
   }
 
-  /** The attempt was cancelled before anyone could tell (while asking the vendor): unknown, and `error` to rethrow. */
-  async interrupted(why: { summary: string; detail: string }, error: unknown): Promise<unknown> {
+  /**
+   * The attempt's question to the vendor about `orphan` was cut short (cancelled, or out of time): it
+   * called nothing, so the claim goes back to naming the orphan's call, its outcome unknown, with
+   * `rounds` such questions cut short so far. Returns `error`, to rethrow (Temporal retries).
+   */
+  async interrupted(orphan: Claim, why: { summary: string; detail: string }, rounds: number, error: unknown): Promise<unknown> {
     this.settling = true;
-    return this.keepUnknown(why, error);
+    const { store } = this.deps.options;
+    if (!store.handBack) return this.keepUnknown(why, error);
+    const note: OutcomeNote = { summary: why.summary, detail: await this.deps.codec.encode({ note: why.detail, unfinishedReconciles: rounds }).catch(() => null) };
+    const handedBack = await retryFor(this.deps.options.recordRetryMs, () => store.handBack!(this.claim, orphan, note)).catch(
+      (storeError: unknown) => void this.warnClaimKept('give the claim back', storeError),
+    );
+    if (handedBack === false) this.warnClaimChanged('give it back');
+    return error;
   }
 
   /** Nothing was sent (the attempt was cancelled before the call): give the claim back. */

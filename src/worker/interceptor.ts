@@ -49,6 +49,12 @@ type Step =
   /** The claim changed hands (released while we waited): try to claim the key again. */
   | { readonly kind: 'retry' };
 
+/**
+ * How many attempts may ask the vendor about one orphan when each runs out of its own time first: the
+ * vendor may be slow for a moment; after these, nobody can tell and the refusal stands.
+ */
+const RECONCILE_ROUNDS = 3;
+
 /** Stop waiting this long before Temporal's start-to-close timeout, so our answer still counts. */
 const ATTEMPT_DEADLINE_MARGIN_MS = 1_000;
 
@@ -293,17 +299,20 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
     const settlement = new CallSettlement(this.context, this.deps, this.settings, taken);
     this.deps.leases.hold(taken, () => settlement.lost());
     let answer: ReconcileAnswer;
-    // Less time left in this attempt than reconcileTimeoutMs: running out of it is the attempt's limit, not the vendor's.
+    // Less time left in this attempt than reconcileTimeoutMs: running out of it is the attempt's limit, not
+    // the vendor's answer, so the next attempt asks again (a few times: RECONCILE_ROUNDS).
     let cutByAttempt = false;
     try {
       const call = { key: orphan.key, keyUuid: keyToUuid(orphan.key), args: this.args, claim: orphan, info: this.context.info };
+      const { reconcileTimeoutMs } = this.deps.options;
       const attemptLeftMs = this.waitDeadline() - Date.now();
-      cutByAttempt = attemptLeftMs < this.deps.options.reconcileTimeoutMs;
-      const timeoutMs = Math.max(1, Math.min(this.deps.options.reconcileTimeoutMs, attemptLeftMs));
+      cutByAttempt = attemptLeftMs < reconcileTimeoutMs;
+      const timeoutMs = Math.max(1, Math.min(reconcileTimeoutMs, attemptLeftMs));
       answer = await askVendor(reconcile, call, timeoutMs, this.context.cancellationSignal);
     } finally {
       this.deps.leases.drop(taken.token);
     }
+    const unfinished = await this.unfinishedReconcilesOf(orphan);
     this.deps.metrics.reconciled(this.context.metricMeter, answer.outcome);
     this.trace.decided(`reconciled:${answer.outcome}`);
     await this.recordReconciliation(taken, answer.outcome);
@@ -321,13 +330,15 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
         });
         return { kind: 'run', claim: taken };
       case 'unknown':
-        if (answer.timedOut && cutByAttempt && !this.context.cancellationSignal.aborted) {
+        if (answer.timedOut && cutByAttempt && unfinished + 1 < RECONCILE_ROUNDS && !this.context.cancellationSignal.aborted) {
           // The vendor was only slow for this attempt's time: the outcome stays unknown, and the next attempt asks again.
           this.context.log.warn('Idempotency: this attempt ran out of time while asking the vendor; the next attempt asks again', {
             idempotencyKey: orphan.key,
           });
           throw await settlement.interrupted(
+            orphan,
             { summary: `${answer.summary}, the end of attempt ${taken.attempt}'s time, about ${orphanedBy}`, detail: answer.summary },
+            unfinished + 1,
             reconcileUnfinished(orphan, taken, answer.summary),
           );
         }
@@ -335,7 +346,12 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
           // Cut short by the attempt's own cancellation (a deploy's shutdown, a timeout), not by the vendor: the
           // outcome stays unknown, and the next attempt asks again instead of a person being paged.
           this.context.log.warn('Idempotency: cancelled while asking the vendor; the next attempt asks again', { idempotencyKey: orphan.key });
-          throw await settlement.interrupted({ summary: `cancelled while asking the vendor about ${orphanedBy}`, detail: answer.detail ?? answer.summary }, cancellationError(this.context));
+          throw await settlement.interrupted(
+            orphan,
+            { summary: `cancelled while asking the vendor about ${orphanedBy}`, detail: answer.detail ?? answer.summary },
+            unfinished,
+            cancellationError(this.context),
+          );
         }
         if (this.settings.vendorDedup) {
           this.context.log.warn('Idempotency: reconcile could not tell; re-running with the same key, which the vendor dedups on', {
@@ -354,6 +370,18 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
     await ledger
       .recordReconciliation(ledgerCallOf(this.context.info, taken.key, taken.claimedBy), answer)
       .catch((error: unknown) => this.context.log.error('Idempotency: could not append the reconciliation to the ledger', { error }));
+  }
+
+  /** How many questions about this orphan earlier attempts had cut short by their own time (kept in its note's detail). */
+  private async unfinishedReconcilesOf(orphan: Claim): Promise<number> {
+    if (!orphan.outcomeDetail) return 0;
+    try {
+      const decoded = (await this.deps.codec.decode(orphan.outcomeDetail)) as { unfinishedReconciles?: unknown } | null;
+      const rounds = decoded?.unfinishedReconciles;
+      return typeof rounds === 'number' && Number.isInteger(rounds) && rounds > 0 ? rounds : 0;
+    } catch {
+      return 0; // a note this worker cannot read: counted as none, so at most a few more questions
+    }
   }
 
   /** The claim's full note for the refusal's details; withheld when the worker encodes payloads (it would be logged in plain text). */

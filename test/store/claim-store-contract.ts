@@ -226,6 +226,28 @@ export function describeClaimStoreContract(name: string, subject: () => StoreUnd
       expect(second).toBeNull();
     });
 
+    it('gives a taken-over claim back as the orphan it was, unknown with a note: only its taker can, and only while it holds it', async () => {
+      const claim = request({ attempt: 1, claimedBy: 'owner/1', runId: 'run-1', activityId: '7' });
+      const { claim: orphan } = await store().begin(claim, LEASE_MS);
+      await store().markUnknown(orphan, { summary: 'the line dropped', detail: null });
+      const unknown = (await store().get(claim.key))!;
+      const taken = (await store().takeOver(unknown, { ...claim, attempt: 2, claimedBy: 'taker/2', runId: 'run-2', activityId: '8' }, LEASE_MS))!;
+      const note = { summary: 'reconcile cut short about the call of attempt 1', detail: payload({ note: 'slow lookup' }) };
+      expect(await store().handBack!({ ...taken, token: randomUUID() }, unknown, note)).toBe(false);
+      expect(await store().handBack!(taken, unknown, note)).toBe(true);
+      expect(await store().get(claim.key)).toMatchObject({
+        state: 'unknown',
+        token: unknown.token,
+        attempt: 1,
+        claimedBy: 'owner/1',
+        claimedAt: unknown.claimedAt,
+        runId: 'run-1',
+        activityId: '7',
+        outcomeNote: 'reconcile cut short about the call of attempt 1',
+      });
+      expect(await store().handBack!(taken, unknown, note)).toBe(false); // no longer the taker's
+    });
+
     it('takes over a claim once its owner\'s lease lapsed', async () => {
       const claim = request();
       const { claim: held } = await store().begin(claim, SHORT_LEASE_MS);
