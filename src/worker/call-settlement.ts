@@ -18,6 +18,12 @@ import { orphanedClaim } from './refusals.js';
 import { tellWaitersOfOutcome } from './waiter-signals.js';
 import { sentWriteOf } from './sent-writes.js';
 
+/**
+ * How long a settling write goes on in the background once the attempt gave up waiting for it: a
+ * failover or restart outlasting `recordRetryMs` should still end in a record, and in told waiters.
+ */
+const SETTLEMENT_FOLLOW_UP_MS = 10 * 60_000;
+
 export class CallSettlement {
   private readonly verdicts = new WeakMap<object, OutcomeVerdict>();
   private lostReported = false;
@@ -64,10 +70,9 @@ export class CallSettlement {
         },
       );
     }
-    const recorded = await this.write('record the result', (store) => store.complete(this.claim, payload), (now) => now?.state === 'completed');
+    // Workflows refused on this key meanwhile (this attempt's lease lapsed, or it ran past its deadline) are told.
+    const recorded = await this.write('record the result', 'resolved', (store) => store.complete(this.claim, payload), (now) => now?.state === 'completed');
     if (recorded === false) this.warnClaimChanged('record its result');
-    // Workflows refused on this key meanwhile (this attempt's lease lapsed, or it ran past its deadline) wait for it.
-    if (recorded === true) await tellWaitersOfOutcome(this.context, this.deps.options.store, this.claim, 'resolved');
   }
 
   /**
@@ -134,29 +139,65 @@ export class CallSettlement {
   }
 
   private async release(): Promise<void> {
-    const released = await this.write('release the claim', (store) => store.release(this.claim), (now) => now === null);
+    // A workflow refused meanwhile is told to call again: nothing happened, and the key is free.
+    const released = await this.write('release the claim', 'released', (store) => store.release(this.claim), (now) => now === null);
     if (released === false) this.warnClaimChanged('release it');
-    // A workflow refused meanwhile calls again: nothing happened, and the key is free.
-    if (released === true) await tellWaitersOfOutcome(this.context, this.deps.options.store, this.claim, 'released');
   }
 
   /**
-   * One settling write, retried for `recordRetryMs`. True when it took effect; false when the claim
-   * was someone else's by then; undefined when the store stayed unreachable (logged: the claim is kept).
-   * A try whose answer was lost may have taken effect: a later try then finds nothing to change, so
-   * the claim is read to tell "our own earlier try" (`tookEffect`) from "someone else's change".
+   * One settling write, retried for `recordRetryMs` while the attempt waits. True when it took effect
+   * (and the workflows refused on the key meanwhile are told `outcome`); false when the claim was
+   * someone else's by then; undefined when the store stayed unreachable: the claim is kept (later
+   * attempts refuse, never repeat), and the write goes on in the background for a while, telling the
+   * waiters once it takes effect. A try whose answer was lost may have taken effect, so a later try
+   * that finds nothing to change reads the claim to tell "our own earlier try" from "someone else's".
    */
-  private async write(what: string, settle: (store: ClaimStore) => Promise<boolean>, tookEffect: (now: Claim | null) => boolean): Promise<boolean | undefined> {
-    const { store } = this.deps.options;
-    let tries = 0;
-    const done = await retryFor(this.deps.options.recordRetryMs, () => (tries++, settle(store))).catch(
-      (storeError: unknown) => void this.warnClaimKept(what, storeError),
+  private async write(
+    what: string,
+    outcome: 'resolved' | 'released',
+    settle: (store: ClaimStore) => Promise<boolean>,
+    tookEffect: (now: Claim | null) => boolean,
+  ): Promise<boolean | undefined> {
+    const once = async (budgetMs: number, inBackground: boolean): Promise<boolean> => {
+      const { store } = this.deps.options;
+      const keepAlive = { keepAlive: !inBackground };
+      let tries = 0;
+      const done = await retryFor(budgetMs, () => (tries++, settle(store)), keepAlive);
+      // In the background, the attempt's own tries came first, and one may have taken effect unanswered.
+      if (done || (tries < 2 && !inBackground) || !store.get) return done;
+      const now = await retryFor(budgetMs, () => store.get!(this.claim.key), keepAlive);
+      return (now === null || now.token === this.claim.token) && tookEffect(now);
+    };
+    let done: boolean;
+    try {
+      done = await once(this.deps.options.recordRetryMs, false);
+    } catch (storeError) {
+      this.context.log.error(
+        `Idempotency: could not ${what} in time; trying on in the background for ${SETTLEMENT_FOLLOW_UP_MS / 60_000} minutes. ` +
+          'Until then the claim stays without an outcome and later attempts are refused',
+        { idempotencyKey: this.claim.key, error: storeError },
+      );
+      this.followUp(what, outcome, () => once(SETTLEMENT_FOLLOW_UP_MS, true));
+      return undefined;
+    }
+    if (done) await tellWaitersOfOutcome(this.context, this.deps.options.store, this.claim, outcome);
+    return done;
+  }
+
+  /** The write, tried on after the attempt returned; never throws. */
+  private followUp(what: string, outcome: 'resolved' | 'released', write: () => Promise<boolean>): void {
+    void write().then(
+      async (done) => {
+        if (!done) return this.warnClaimChanged(what);
+        this.context.log.info(`Idempotency: could ${what} after all, once the store was back`, { idempotencyKey: this.claim.key });
+        await tellWaitersOfOutcome(this.context, this.deps.options.store, this.claim, outcome);
+      },
+      (storeError: unknown) =>
+        this.context.log.error(`Idempotency: gave up trying to ${what}; the claim stays without an outcome`, {
+          idempotencyKey: this.claim.key,
+          error: errorMessage(storeError),
+        }),
     );
-    if (done !== false || tries < 2 || !store.get) return done;
-    const now = await store.get(this.claim.key).catch(() => undefined);
-    if (now === undefined) return false;
-    const ours = now === null || now.token === this.claim.token;
-    return ours && tookEffect(now) ? true : false;
   }
 
   /**
