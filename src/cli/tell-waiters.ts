@@ -41,14 +41,15 @@ export async function tellWaiters(
       console.error(`Signalled workflow ${terminalText(waiter.workflowId)}: ${decision}.`);
       await operations.markSignalled(waiter);
     } else if (outcome.closed) {
-      console.error(`Workflow ${terminalText(waiter.workflowId)} is not running (${outcome.error}); reset or start it again if it still needs this call.`);
+      console.error(`Workflow ${terminalText(waiter.workflowId)} is not running (${terminalText(outcome.error)}); reset or start it again if it still needs this call.`);
       await operations.forgetWaiter(waiter);
     } else {
       failed++;
       console.error(
-        `The claim is ${decision}, but signalling workflow ${terminalText(waiter.workflowId)} in namespace ${waiter.namespace} failed ` +
-          `(${outcome.error}). If it waits in resumable(), signal it yourself: temporal workflow signal --namespace ` +
-          `${waiter.namespace} --workflow-id ${terminalText(waiter.workflowId)} --name ${OPERATOR_DECISION_SIGNAL} --input ` +
+        // Temporal's error echoes the workflow id, and ids and namespaces can carry any text: escaped, like every claim's text.
+        `The claim is ${decision}, but signalling workflow ${terminalText(waiter.workflowId)} in namespace ${terminalText(waiter.namespace)} failed ` +
+          `(${terminalText(outcome.error)}). If it waits in resumable(), signal it yourself: temporal workflow signal --namespace ` +
+          `${terminalText(waiter.namespace)} --workflow-id ${terminalText(waiter.workflowId)} --name ${OPERATOR_DECISION_SIGNAL} --input ` +
           `'${JSON.stringify({ key: claim.key, decision })}', or run \`temporal-idempotency resume ${claim.key}\` again.`,
       );
     }

@@ -204,20 +204,20 @@ SET token = $4, state = 'unknown', attempt = $5, claimed_by = $6, claimed_at = $
 WHERE key = $1 AND token = $2 AND state = 'claimed'
 RETURNING key, awaited`, synchronous),
 
-    // Flags the claim as awaited in the same statement, under its row lock: an outcome recorded after this
-    // sees the flag (and its recorder tells the waiter); one recorded before is the state returned.
+    // Flags the claim as awaited first, under its row lock: an outcome recorded after this sees the flag (and
+    // its recorder tells the waiter); one recorded before, or a claim gone, is the state returned, and then
+    // nobody waits: no waiter is noted, so none is left for \`prune\` to keep the record for.
     addWaiter: `
-WITH noted AS (
-  INSERT INTO ${waiters} (key, namespace, workflow_id, run_id, activity_type)
-  VALUES ($1, $2, $3, $4, $5)
-  ON CONFLICT (key, namespace, workflow_id) DO UPDATE SET run_id = EXCLUDED.run_id, refused_at = now()
-  RETURNING key
-), flagged AS (
-  UPDATE ${table} AS claim
+WITH flagged AS (
+  UPDATE ${table}
   SET awaited = true
-  FROM noted
-  WHERE claim.key = noted.key
-  RETURNING claim.state
+  WHERE key = $1
+  RETURNING state
+), noted AS (
+  INSERT INTO ${waiters} (key, namespace, workflow_id, run_id, activity_type)
+  SELECT $1, $2, $3, $4, $5
+  WHERE EXISTS (SELECT 1 FROM flagged WHERE state <> 'completed')
+  ON CONFLICT (key, namespace, workflow_id) DO UPDATE SET run_id = EXCLUDED.run_id, refused_at = now()
 )
 SELECT (SELECT state FROM flagged) AS state`,
 

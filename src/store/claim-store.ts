@@ -177,7 +177,8 @@ export interface ClaimStore {
   /**
    * Records that a workflow was refused on `waiter.key`, so an operator's decision reaches it, and
    * flags the claim so that whoever records its outcome later learns someone waits. Resolves with the
-   * claim's state as it was then, when the store can tell (a store written for 0.1 resolves nothing).
+   * claim's state as it was then, when the store can tell (a store written for 0.1 resolves nothing):
+   * completed or gone (null), nobody waits, and the waiter is not recorded.
    */
   addWaiter(waiter: Waiter): Promise<WaiterNoted | void>;
   /** The claim on `key` as it is now (null: none): to learn whether a write whose answer was lost took effect. */

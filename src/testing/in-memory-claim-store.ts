@@ -244,8 +244,11 @@ export class InMemoryClaimStore implements ClaimStore {
   async addWaiter(waiter: Waiter): Promise<WaiterNoted> {
     const { key, namespace, workflowId, runId, activityType } = waiter;
     const id = `${key}\u0000${namespace}\u0000${workflowId}`;
+    const claimState = this.rows.get(key)?.state ?? null;
+    // A claim completed or gone meanwhile: the refused call has its answer (or a free key), and nobody waits.
+    if (claimState === null || claimState === 'completed') return { claimState };
     this.waiting.set(id, { key, namespace, workflowId, runId, activityType, refusedAt: this.clock.now(), toldAt: this.waiting.get(id)?.toldAt ?? null });
-    return { claimState: this.rows.get(key)?.state ?? null };
+    return { claimState };
   }
 
   async waitersToTell(claim: HeldClaim): Promise<readonly Waiter[]> {

@@ -366,11 +366,14 @@ export function describeClaimStoreContract(name: string, subject: () => StoreUnd
 
   describe(`${name} keeps the ClaimStore contract: refused workflows`, () => {
     it('notes each workflow refused on a key once, with its latest run', async () => {
-      const key = request().key;
+      const claim = request();
+      const { key } = claim;
+      await store().begin(claim, LEASE_MS);
       const waiter = (workflowId: string, runId: string): Waiter => ({ key, namespace: 'default', workflowId, runId, activityType: 'chargeCard' });
       await store().addWaiter(waiter('wf-a', 'run-1'));
       await store().addWaiter(waiter('wf-b', 'run-1'));
       await store().addWaiter(waiter('wf-a', 'run-2'));
+      await store().begin({ ...claim, key: `${key}-other` }, LEASE_MS);
       await store().addWaiter({ ...waiter('wf-a', 'run-1'), key: `${key}-other` });
       const waiters = (await subject().waitersOf(key)).sort((a, b) => a.workflowId.localeCompare(b.workflowId));
       expect(waiters).toEqual([waiter('wf-a', 'run-2'), waiter('wf-b', 'run-1')]);
@@ -384,6 +387,8 @@ export function describeClaimStoreContract(name: string, subject: () => StoreUnd
       expect(await store().addWaiter(waiter('wf-claimed'))).toEqual({ claimState: 'claimed' });
       await store().complete(held, payload({ id: 'ch_1' }));
       expect(await store().addWaiter(waiter('wf-late'))).toEqual({ claimState: 'completed' });
+      // Answered, or with a free key, a workflow does not wait: only the one noted while the claim was open is on record.
+      expect((await subject().waitersOf(claim.key)).map((noted) => noted.workflowId)).toEqual(['wf-claimed']);
     });
 
     it('gives the recorder of an outcome the workflows refused on its key, until they are told', async () => {
