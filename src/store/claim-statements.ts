@@ -94,7 +94,7 @@ ${CLAIM_RETURNING}`,
 DELETE FROM ${table} AS claim
 USING unnest($1::text[], $2::uuid[]) AS undone (key, token)
 WHERE claim.key = undone.key AND claim.token = undone.token AND claim.state = 'claimed'
-RETURNING claim.token`,
+RETURNING claim.token, claim.key, claim.awaited`,
 
     get: `
 SELECT ${READ}

@@ -137,6 +137,8 @@ export class PostgresClaimStore implements ClaimStore {
   /** When each identity claiming through this store was last noted in the worker registry. */
   private readonly workerNotedAt = new Map<string, number>();
   private warnedUnprotected = false;
+  /** Told when a ghost someone was flagged as waiting on is undone (see `onGhostReleased`). */
+  private readonly ghostListeners = new Set<(ghost: HeldClaim) => void>();
   /** Tokens of claims this store completed or released while someone was flagged as waiting on them (see `waitersToTell`). */
   private readonly awaitedCompletions = new Set<string>();
   private readonly claims: NaturalBatch<PendingClaim, Claim | null>;
@@ -181,7 +183,9 @@ export class PostgresClaimStore implements ClaimStore {
     this.claims = new NaturalBatch({ ...batching, send: (pending) => this.insertClaims(pending) });
     this.records = new NaturalBatch({ ...batching, send: (pending) => this.recordResults(pending) });
     this.undo = new ClaimUndo(async (keys, tokens) => {
-      const { rows } = await this.pool.query<{ token: string }>(this.statements.undoClaims, [keys, tokens]);
+      const { rows } = await this.pool.query<{ token: string; key: string; awaited: boolean }>(this.statements.undoClaims, [keys, tokens]);
+      // Someone was refused (or waited) on a ghost meanwhile: nothing ran under it, and they must hear so.
+      for (const row of rows) if (row.awaited) this.ghostReleased({ key: row.key, token: row.token });
       return rows.map((row) => row.token);
     }, this.logger);
   }
@@ -329,6 +333,16 @@ export class PostgresClaimStore implements ClaimStore {
       waiter.activityType,
     ]);
     return { claimState: rows[0]?.state ?? null };
+  }
+
+  onGhostReleased(listener: (ghost: HeldClaim) => void): () => void {
+    this.ghostListeners.add(listener);
+    return () => void this.ghostListeners.delete(listener);
+  }
+
+  private ghostReleased(ghost: HeldClaim): void {
+    this.noteAwaitedCompletion(ghost.token);
+    for (const listener of this.ghostListeners) listener(ghost);
   }
 
   async waitersToTell(claim: HeldClaim): Promise<readonly Waiter[]> {

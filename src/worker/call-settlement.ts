@@ -15,7 +15,7 @@ import { classifyOutcome } from './outcome-classification.js';
 import type { OutcomeVerdict } from './outcome-classification.js';
 import type { ResolvedActivitySettings } from './options.js';
 import { orphanedClaim } from './refusals.js';
-import { tellWaitersOfOutcome } from './waiter-signals.js';
+import { tellWaitersOfOutcome, tellerOf } from './waiter-signals.js';
 import { sentWriteOf } from './sent-writes.js';
 
 /**
@@ -180,7 +180,7 @@ export class CallSettlement {
       this.followUp(what, outcome, () => once(SETTLEMENT_FOLLOW_UP_MS, true));
       return undefined;
     }
-    if (done) await tellWaitersOfOutcome(this.context, this.deps.options.store, this.claim, outcome);
+    if (done) await tellWaitersOfOutcome(tellerOf(this.context), this.deps.options.store, this.claim, outcome);
     return done;
   }
 
@@ -190,7 +190,7 @@ export class CallSettlement {
       async (done) => {
         if (!done) return this.warnClaimChanged(what);
         this.context.log.info(`Idempotency: could ${what} after all, once the store was back`, { idempotencyKey: this.claim.key });
-        await tellWaitersOfOutcome(this.context, this.deps.options.store, this.claim, outcome);
+        await tellWaitersOfOutcome(tellerOf(this.context), this.deps.options.store, this.claim, outcome);
       },
       (storeError: unknown) =>
         this.context.log.error(`Idempotency: gave up trying to ${what}; the claim stays without an outcome`, {

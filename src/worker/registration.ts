@@ -17,6 +17,7 @@ import { misconfigured } from './refusals.js';
 import { markUnguarded } from './current-call.js';
 import { ResultCodec } from './result-codec.js';
 import { watchSentWrites } from './sent-writes.js';
+import { tellWaitersOfOutcome, tellerOf } from './waiter-signals.js';
 
 /** Activity executions an idempotency interceptor already guards: a second one would wait on the first's claim. */
 const guarded = new WeakSet<Context>();
@@ -49,7 +50,16 @@ export function idempotencyInterceptors<Activities extends object = Record<strin
     ),
     metrics: new IdempotencyMetrics(),
   };
+  // The worker's client reaches workflows only through an activity's context: the latest one stands in for it
+  // when the store undoes a ghost claim outside any activity (a workflow refused on it may call now).
+  let latestActivity: Context | undefined;
+  resolved.store.onGhostReleased?.((ghost) => {
+    if (!latestActivity) return;
+    const teller = { ...tellerOf(latestActivity), log: runtimeLogger() };
+    void tellWaitersOfOutcome(teller, resolved.store, ghost, 'released');
+  });
   const idempotency: ActivityInterceptorsFactory = (context) => {
+    latestActivity = context;
     if (guarded.has(context)) {
       // The SDK fails the activity with this (before it runs), non-retryably.
       throw misconfigured(
