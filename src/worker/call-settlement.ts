@@ -9,6 +9,7 @@ import { CompleteAsyncError } from '@temporalio/common';
 import type { Payload } from '@temporalio/common';
 import type { Claim, ClaimStore, HeldClaim, OutcomeNote } from '../store/index.js';
 import { retryFor } from '../bounded-retry.js';
+import { keyToUuid } from '../key/index.js';
 import { errorClass, errorMessage, errorSummary, errorText } from '../error-text.js';
 import type { InterceptorDependencies } from './interceptor.js';
 import { classifyOutcome } from './outcome-classification.js';
@@ -16,7 +17,7 @@ import type { OutcomeVerdict } from './outcome-classification.js';
 import type { ResolvedActivitySettings } from './options.js';
 import { orphanedClaim } from './refusals.js';
 import { tellWaitersOfOutcome, tellerOf } from './waiter-signals.js';
-import { sentWriteOf } from './sent-writes.js';
+import { redirectedWriteOf } from './redirected-writes.js';
 
 /**
  * How long a settling write goes on in the background once the attempt gave up waiting for it: a
@@ -46,7 +47,7 @@ export class CallSettlement {
     const verdict = classifyOutcome(error, {
       isAmbiguous: this.settings.isAmbiguous,
       cancelled: signal.aborted ? cancelReason(signal) : undefined,
-      sentWrite: sentWriteOf(this.context),
+      redirectedWrite: redirectedWriteOf(this.context, [this.claim.key, keyToUuid(this.claim.key)]),
     });
     if (typeof error === 'object' && error !== null) this.verdicts.set(error, verdict);
     return verdict;

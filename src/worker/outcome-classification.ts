@@ -28,8 +28,8 @@ export interface ClassificationContext {
   readonly isAmbiguous: ((error: unknown) => unknown) | undefined;
   /** Set when the activity was cancelled while it ran; the text says why. */
   readonly cancelled: string | undefined;
-  /** The write request this attempt sent through `fetch` before the error, if any (`POST https://api.vendor.test`). */
-  readonly sentWrite?: string | undefined;
+  /** A write request of this attempt the vendor answered with a redirect, if any (`POST https://api.vendor.test → 303`). */
+  readonly redirectedWrite?: string | undefined;
 }
 
 export function classifyOutcome(error: unknown, context: ClassificationContext): OutcomeVerdict {
@@ -58,17 +58,9 @@ export function classifyOutcome(error: unknown, context: ClassificationContext):
   if (transport.inFlight) {
     return verdict(true, `the request may have reached the vendor (${transport.sign}); the activity threw ${errorClass(error)}`);
   }
-  if (context.sentWrite !== undefined && isFetchFailure(error)) {
-    // One fetch can be several requests (a POST answered with a redirect, then a hop that fails): its error is the last one's.
-    return verdict(true, `${context.sentWrite} was sent before the fetch failed; the activity threw ${errorClass(error)}`);
+  if (context.redirectedWrite !== undefined) {
+    // A client that follows redirects makes one call of several requests: the error is the last hop's, the write came first.
+    return verdict(true, `the vendor had answered ${context.redirectedWrite}, so it may have acted; the activity threw ${errorClass(error)}`);
   }
   return verdict(false, `the activity threw ${errorClass(error)}`);
-}
-
-/** Node's `fetch` failed (its `TypeError: fetch failed`, or `terminated` mid-body), anywhere in the chain. */
-function isFetchFailure(error: unknown): boolean {
-  for (const link of errorChain(error)) {
-    if (link instanceof TypeError && (link.message === 'fetch failed' || link.message === 'terminated')) return true;
-  }
-  return false;
 }

@@ -16,7 +16,7 @@ import type { AnyActivity, IdempotencyOptions } from './options.js';
 import { misconfigured } from './refusals.js';
 import { markUnguarded } from './current-call.js';
 import { ResultCodec } from './result-codec.js';
-import { watchSentWrites } from './sent-writes.js';
+import { watchRedirectedWrites } from './redirected-writes.js';
 import { tellWaitersOfOutcome, tellerOf } from './waiter-signals.js';
 
 /** Activity executions an idempotency interceptor already guards: a second one would wait on the first's claim. */
@@ -34,8 +34,8 @@ export function idempotencyInterceptors<Activities extends object = Record<strin
   options: IdempotencyOptions<Activities>,
 ): ActivityInterceptorsFactory[] {
   const resolved = resolveOptions(options);
-  // Before any activity runs: a write that a fetch sent before failing makes its failure ambiguous.
-  watchSentWrites();
+  // Before any activity runs: a write the vendor answered with a redirect makes a later failure ambiguous.
+  watchRedirectedWrites();
   const runtimeLogger = () => Runtime.instance().logger;
   // Stores without a logger of their own report to the worker's Runtime logger from now on.
   setDefaultStoreLogger({

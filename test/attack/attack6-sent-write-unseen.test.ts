@@ -29,7 +29,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createTcpServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { idempotencyInterceptors } from '../../src/index.js';
+import { idempotencyHeaders, idempotencyInterceptors } from '../../src/index.js';
 import { useTestSchema } from '../support/schema.js';
 import { uniqueName, useTemporal } from '../support/temporal.js';
 
@@ -120,8 +120,8 @@ function limited<T>(task: () => Promise<T>): Promise<T> {
   });
 }
 
-async function fetchPost(url: string, order: string): Promise<unknown> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ order }) });
+async function fetchPost(url: string, order: string, headers: Record<string, string> = {}): Promise<unknown> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ order }) });
   return { status: response.status, body: await response.text() };
 }
 
@@ -152,13 +152,19 @@ describe('a POST the vendor acted on and answered 303, then the next hop could n
     expect({ charges: charged(order), outcome }).toMatchObject({ charges: 1 });
   });
 
-  it('sent through fetch by a rate limiter shared by the worker (p-queue, bottleneck): charged once', async () => {
+  // A limiter that runs a queued task in the async context of the task before it hides which attempt sent a
+  // request: the library then knows the request by the Idempotency-Key it carries (as idempotencyHeaders() sets
+  // it, as the README asks). A keyless write sent that way cannot be told apart: README Traps says so.
+  it('sent through fetch by a rate limiter shared by the worker (p-queue, bottleneck), with its Idempotency-Key: charged once', async () => {
     const slowOrder = uniqueName('slow');
     const order = uniqueName('queued');
     const taskQueue = uniqueName('tq');
     const arrived = new Promise<void>((resolve) => (slowArrived = resolve));
     const activities = {
-      chargeCard: (o: string, path: string) => limited(() => fetchPost(`${vendorUrl}${path}`, o)),
+      chargeCard: (o: string, path: string) => {
+        const headers = idempotencyHeaders(); // read in the activity, before the limiter loses its context
+        return limited(() => fetchPost(`${vendorUrl}${path}`, o, headers));
+      },
     };
     const interceptors = { activity: idempotencyInterceptors({ store: schema.store }) };
     const outcome = await temporal.withWorker({ taskQueue, activities, interceptors }, async () => {

@@ -163,18 +163,21 @@ describe('system errors, by the call that raised them', () => {
   });
 });
 
-describe('a write request the attempt already sent through fetch', () => {
-  const sent = { isAmbiguous: undefined, cancelled: undefined, sentWrite: 'POST http://127.0.0.1:8443' };
+describe('a write request the vendor answered with a redirect', () => {
+  const redirected = { isAmbiguous: undefined, cancelled: undefined, redirectedWrite: 'POST http://127.0.0.1:8443 → 303' };
 
-  it('makes a later fetch failure ambiguous, even one that reads as "never connected" (a redirect hop that could not connect)', async () => {
+  it('makes a later failure ambiguous, even one that reads as "never connected" (the next hop could not connect)', async () => {
     const refused = await errorOf(async () => fetch(`http://127.0.0.1:${await freePort()}/receipts/1`));
     expect(classifyOutcome(refused, notCancelled).ambiguous).toBe(false);
-    expect(classifyOutcome(refused, sent)).toMatchObject({ ambiguous: true, summary: expect.stringContaining('POST http://127.0.0.1:8443 was sent before the fetch failed') });
-    expect(classifyOutcome(new TypeError('fetch failed', { cause: new Error('redirect count exceeded') }), sent).ambiguous).toBe(true);
+    expect(classifyOutcome(refused, redirected)).toMatchObject({
+      ambiguous: true,
+      summary: expect.stringContaining('the vendor had answered POST http://127.0.0.1:8443 → 303'),
+    });
+    expect(classifyOutcome(new TypeError('fetch failed', { cause: new Error('redirect count exceeded') }), redirected).ambiguous).toBe(true);
   });
 
-  it('leaves the activity\'s own errors as they are: a vendor\'s 503 turned into an error is still definite', () => {
-    expect(classifyOutcome(new Error('Vendor answered 503 for /v1/charges; nothing was done.'), sent).ambiguous).toBe(false);
+  it("still yields to the activity's own word: NotSentError decides first", () => {
+    expect(classifyOutcome(new NotSentError('checked before sending'), redirected).ambiguous).toBe(false);
   });
 });
 

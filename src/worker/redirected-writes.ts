@@ -1,0 +1,109 @@
+/**
+ * Which write request of an attempt the vendor answered with a redirect, read
+ * from the diagnostics channels of Node's `fetch` (undici) and of `node:http`
+ * (which axios and most vendor SDKs use). A client that follows the redirect
+ * makes one call of several requests: the vendor may have acted on the write,
+ * and a later hop that cannot connect fails with an error that alone looks like
+ * "nothing was sent". This says what the vendor already answered.
+ */
+import diagnosticsChannel from 'node:diagnostics_channel';
+import { Context } from '@temporalio/activity';
+
+/** Requests that change nothing at the vendor: answering them with a redirect is no sign that a write happened. */
+const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/**
+ * Each request's attempt, taken when the request is made: answers arrive in the async context of the
+ * socket that carries them, which a kept-alive connection shares with whichever attempt opened it.
+ */
+const requestAttempts = new WeakMap<object, Context>();
+/** The first write each running attempt had answered with a redirect, as `METHOD origin → status` (no path: it may carry user data). */
+const redirectedWrites = new WeakMap<Context, string>();
+/**
+ * The same, by the idempotency key the request carried (`Idempotency-Key`, as `idempotencyHeaders()` sets
+ * it): a request made where the activity's async context is lost (a shared queue that runs a task in the
+ * context of the one before) is still the call of the key it carries. Bounded: oldest first out.
+ */
+const redirectedByKey = new Map<string, string>();
+const MAX_KEYS = 10_000;
+const requestKeys = new WeakMap<object, string>();
+/**
+ * The channels, held here: Node 20 keeps channels by weak reference, and a subscription made through
+ * `diagnosticsChannel.subscribe(name, …)` alone can be lost when its channel is collected.
+ */
+let channels: readonly diagnosticsChannel.Channel[] | undefined;
+
+interface Published {
+  readonly request?: {
+    readonly method?: unknown;
+    readonly origin?: unknown;
+    readonly protocol?: unknown;
+    readonly host?: unknown;
+    /** undici: `name: value\r\n` lines, or `[name, value, …]`. */
+    readonly headers?: unknown;
+    /** node:http. */
+    readonly getHeader?: (name: string) => unknown;
+  };
+  readonly response?: { readonly statusCode?: unknown };
+}
+
+/** Starts listening, once per process; a request made before this is not seen. */
+export function watchRedirectedWrites(): void {
+  if (channels) return;
+  const made = [diagnosticsChannel.channel('undici:request:create'), diagnosticsChannel.channel('http.client.request.start')];
+  const answered = [diagnosticsChannel.channel('undici:request:headers'), diagnosticsChannel.channel('http.client.response.finish')];
+  channels = [...made, ...answered];
+  for (const channel of made) channel.subscribe((message) => noteRequest(message as Published));
+  for (const channel of answered) channel.subscribe((message) => noteAnswer(message as Published));
+}
+
+/** The write request of the running attempt of `context`, or carrying one of `keys`, that was answered with a redirect, if any. */
+export function redirectedWriteOf(context: Context, keys: readonly string[] = []): string | undefined {
+  return redirectedWrites.get(context) ?? keys.map((key) => redirectedByKey.get(key)).find((write) => write !== undefined);
+}
+
+function noteRequest({ request }: Published): void {
+  if (typeof request !== 'object' || request === null) return;
+  const key = idempotencyKeyHeader(request);
+  if (key) requestKeys.set(request, key);
+  try {
+    // Made in the caller's async context: the activity's, when an activity made it.
+    requestAttempts.set(request, Context.current());
+  } catch {
+    // Not made by an activity.
+  }
+}
+
+function noteAnswer({ request, response }: Published): void {
+  if (typeof request !== 'object' || request === null) return;
+  const context = requestAttempts.get(request);
+  const key = requestKeys.get(request);
+  const method = request.method;
+  const status = response?.statusCode;
+  if ((!context && !key) || typeof method !== 'string' || READS.has(method.toUpperCase())) return;
+  if (typeof status !== 'number' || status < 300 || status >= 400) return;
+  // undici names the origin; node:http its protocol and host.
+  const origin = typeof request.origin === 'string' || request.origin instanceof URL ? String(request.origin) : `${String(request.protocol ?? '')}//${String(request.host ?? '')}`;
+  const write = `${method.toUpperCase()} ${origin} → ${status}`;
+  if (context && !redirectedWrites.has(context)) redirectedWrites.set(context, write);
+  if (key && !redirectedByKey.has(key)) {
+    redirectedByKey.set(key, write);
+    if (redirectedByKey.size > MAX_KEYS) redirectedByKey.delete(redirectedByKey.keys().next().value!);
+  }
+}
+
+/** The `Idempotency-Key` header a request carries, however its client keeps headers. */
+function idempotencyKeyHeader(request: NonNullable<Published['request']>): string | undefined {
+  if (typeof request.getHeader === 'function') {
+    const value = request.getHeader('idempotency-key');
+    return typeof value === 'string' ? value : undefined;
+  }
+  const { headers } = request;
+  if (Array.isArray(headers)) {
+    for (let i = 0; i + 1 < headers.length; i += 2) {
+      if (String(headers[i]).toLowerCase() === 'idempotency-key') return String(headers[i + 1]);
+    }
+  } else if (typeof headers === 'string') {
+    return /^idempotency-key:\s*(.+?)\s*$/im.exec(headers)?.[1];
+  }
+  return undefined;
+}
