@@ -184,8 +184,8 @@ RETURNING ${READ}`,
     takeOver: `
 UPDATE ${table}
 SET token = $3, state = 'claimed', attempt = $4, claimed_by = $5, claimed_at = now(),
-  lease_expires_at = now() + $6::float8 * interval '1 millisecond', finished_at = NULL, outcome_note = NULL,
-  outcome_detail = NULL, result_payload = NULL, workflow_id = $7, run_id = $8, activity_id = $9,
+  lease_expires_at = now() + $6::float8 * interval '1 millisecond', finished_at = NULL, outcome_note = $14,
+  outcome_detail = $15, result_payload = NULL, workflow_id = $7, run_id = $8, activity_id = $9,
   deadline_at = now() + $10::float8 * interval '1 millisecond', record_mac = $11, secret_id = $12,
   worker_schema = $13::integer
 FROM ${DURABLE_COMMIT}

@@ -163,10 +163,11 @@ export interface ClaimStore {
   markUnknown(claim: Claim, note: OutcomeNote): Promise<boolean>;
   /**
    * Takes over an orphaned claim (outcome `unknown`, or `claimed` by a dead owner) for `request`,
-   * with a new token and the taker's identity, to re-run an action the vendor dedups. Null when
-   * someone else changed it first.
+   * with a new token and the taker's identity, to re-run an action the vendor dedups, or to ask the
+   * vendor about it (then `note` says what call it asks about, for whoever finds the claim if the
+   * taker dies asking). Null when someone else changed it first.
    */
-  takeOver(orphan: Claim, request: ClaimRequest, leaseMs: number): Promise<Claim | null>;
+  takeOver(orphan: Claim, request: ClaimRequest, leaseMs: number, note?: OutcomeNote): Promise<Claim | null>;
   /**
    * Gives a claim the caller took over (to ask the vendor) back as the orphan it was: the orphan's
    * token, attempt, worker, times and workflow, its outcome `unknown` with `note`. For an attempt

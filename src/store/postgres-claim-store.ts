@@ -293,7 +293,9 @@ export class PostgresClaimStore implements ClaimStore {
     ]);
   }
 
-  async takeOver(orphan: Claim, request: ClaimRequest, leaseMs: number): Promise<Claim | null> {
+  async takeOver(orphan: Claim, request: ClaimRequest, leaseMs: number, note?: OutcomeNote): Promise<Claim | null> {
+    const summary = note ? pgText(note.summary) : null;
+    const detail = note?.detail ? payloadToJson(note.detail) : null;
     const token = randomUUID();
     const taker = {
       ...orphan,
@@ -305,7 +307,7 @@ export class PostgresClaimStore implements ClaimStore {
       runId: request.runId,
       activityId: request.activityId,
     };
-    const { mac, secretId } = this.sign({ ...taker, result: null, outcomeNote: null, outcomeDetail: null });
+    const { mac, secretId } = this.sign({ ...taker, result: null, outcomeNote: summary, outcomeDetail: detail });
     const { rows } = await this.pool.query<ClaimRow>(this.statements.takeOver, [
       orphan.key,
       orphan.token,
@@ -320,6 +322,8 @@ export class PostgresClaimStore implements ClaimStore {
       mac,
       secretId,
       LATEST_MIGRATION,
+      summary,
+      detail,
     ]).catch((error: unknown) => this.failedAdmission(error));
     return rows[0] ? await this.claimOf(rows[0]) : null;
   }

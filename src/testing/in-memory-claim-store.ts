@@ -169,7 +169,7 @@ export class InMemoryClaimStore implements ClaimStore {
     });
   }
 
-  async takeOver(orphan: Claim, request: ClaimRequest, leaseMs: number): Promise<Claim | null> {
+  async takeOver(orphan: Claim, request: ClaimRequest, leaseMs: number, note?: OutcomeNote): Promise<Claim | null> {
     requireDuration('leaseMs', leaseMs);
     const row = this.rows.get(orphan.key);
     const now = this.clock.now();
@@ -185,8 +185,8 @@ export class InMemoryClaimStore implements ClaimStore {
       claimedAt: now,
       leaseExpiresAt: now + leaseMs,
       finishedAt: null,
-      outcomeNote: null,
-      outcomeDetail: null,
+      outcomeNote: note ? pgText(note.summary) : null,
+      outcomeDetail: note?.detail ? payloadToJson(note.detail) : null,
       result: null,
       workflowId: request.workflowId,
       runId: request.runId,

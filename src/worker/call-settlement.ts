@@ -98,9 +98,15 @@ export class CallSettlement {
   }
 
   /** The outcome stays unknown (a reconciler could not tell): keep the claim so, and return the refusal. */
-  async refuse(why: { summary: string; detail: string }): Promise<unknown> {
+  async refuse(why: { summary: string; detail: string }, about?: Claim): Promise<unknown> {
     this.settling = true;
-    return this.keepUnknown(why);
+    const { store } = this.deps.options;
+    if (!about || !store.handBack) return this.keepUnknown(why);
+    // The claim goes back to naming the call it is about (this attempt asked, it did not call), and the refusal names it too.
+    await this.handBack(about, why, 0);
+    await this.noteWaiter();
+    const shownDetail = this.deps.options.payloadCodecs.length > 0 ? null : why.detail;
+    return orphanedClaim({ ...about, state: 'unknown', outcomeNote: why.summary }, this.claim, shownDetail);
   }
 
   /**
@@ -110,14 +116,19 @@ export class CallSettlement {
    */
   async interrupted(orphan: Claim, why: { summary: string; detail: string }, rounds: number, error: unknown): Promise<unknown> {
     this.settling = true;
+    if (!this.deps.options.store.handBack) return this.keepUnknown(why, error);
+    await this.handBack(orphan, why, rounds);
+    return error;
+  }
+
+  /** Gives the claim back to `orphan`'s identity, unknown with `why` (and `rounds` questions cut short, for the next asker). */
+  private async handBack(orphan: Claim, why: { summary: string; detail: string }, rounds: number): Promise<void> {
     const { store } = this.deps.options;
-    if (!store.handBack) return this.keepUnknown(why, error);
     const note: OutcomeNote = { summary: why.summary, detail: await this.deps.codec.encode({ note: why.detail, unfinishedReconciles: rounds }).catch(() => null) };
     const handedBack = await retryFor(this.deps.options.recordRetryMs, () => store.handBack!(this.claim, orphan, note)).catch(
       (storeError: unknown) => void this.warnClaimKept('give the claim back', storeError),
     );
     if (handedBack === false) this.warnClaimChanged('give it back');
-    return error;
   }
 
   /** Nothing was sent (the attempt was cancelled before the call): give the claim back. */

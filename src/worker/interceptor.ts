@@ -8,7 +8,7 @@ import type { Payload } from '@temporalio/common';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
 import { InvalidKeyInputError } from '../key/index.js';
 import { KeyFormatChangedError } from '../store/key-format-changed.js';
-import type { BeginResult, Claim, ClaimRequest, KeyFormats } from '../store/index.js';
+import type { BeginResult, Claim, ClaimRequest, KeyFormats, OutcomeNote } from '../store/index.js';
 import { callIdentityFor, callerOf, checkCallScopeAlone, ledgerCallOf } from './call-identity.js';
 import type { CallIdentity } from './call-identity.js';
 import { enterCall, leaveCall } from './current-call.js';
@@ -54,6 +54,8 @@ type Step =
  * vendor may be slow for a moment; after these, nobody can tell and the refusal stands.
  */
 const RECONCILE_ROUNDS = 3;
+/** How often an attempt heartbeats while asking the vendor; the SDK throttles it further to the heartbeat timeout. */
+const RECONCILE_HEARTBEAT_EVERY_MS = 1_000;
 
 /** Stop waiting this long before Temporal's start-to-close timeout, so our answer still counts. */
 const ATTEMPT_DEADLINE_MARGIN_MS = 1_000;
@@ -281,11 +283,13 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
       if (await this.noteWaiter({ ...request, key: orphan.key })) return { kind: 'retry' };
       throw orphanedClaim(orphan, request, await this.outcomeDetailOf(orphan));
     }
-    // Taken over first: from here on this attempt alone may ask, or call, for this key.
-    const taken = await this.storeCall(request, () => this.deps.options.store.takeOver(orphan, request, this.deps.leases.leaseMs));
+    // Taken over first: from here on this attempt alone may ask, or call, for this key. To ask, it says on the
+    // claim which call it asks about, so an attempt that finds the claim after this one died asking still knows.
+    const asking = reconcile ? await this.askingAbout(orphan) : undefined;
+    const taken = await this.storeCall(request, () => this.deps.options.store.takeOver(orphan, request, this.deps.leases.leaseMs, asking?.note));
     if (!taken) return { kind: 'retry' };
     this.trace.decided('taken-over');
-    if (reconcile) return this.reconciled(reconcile, orphan, taken);
+    if (reconcile) return this.reconciled(reconcile, asking!.call, asking!.unfinished, taken);
     this.context.log.warn('Idempotency: re-running an orphaned call with the same key; the vendor dedups on it', {
       idempotencyKey: orphan.key,
       orphanedAttempt: orphan.attempt,
@@ -295,7 +299,7 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
   }
 
   /** Asks the vendor about the orphaned call, under the taken-over claim, and acts on the answer. */
-  private async reconciled(reconcile: Reconciler, orphan: Claim, taken: Claim): Promise<Step> {
+  private async reconciled(reconcile: Reconciler, orphan: Claim, unfinished: number, taken: Claim): Promise<Step> {
     const settlement = new CallSettlement(this.context, this.deps, this.settings, taken);
     this.deps.leases.hold(taken, () => settlement.lost());
     let answer: ReconcileAnswer;
@@ -308,11 +312,19 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
       const attemptLeftMs = this.waitDeadline() - Date.now();
       cutByAttempt = attemptLeftMs < reconcileTimeoutMs;
       const timeoutMs = Math.max(1, Math.min(reconcileTimeoutMs, attemptLeftMs));
-      answer = await askVendor(reconcile, call, timeoutMs, this.context.cancellationSignal);
+      // Heartbeating while the vendor is asked, as while waiting for an owner: with a heartbeat timeout under
+      // reconcileTimeoutMs, Temporal would time every asking attempt out, and the next would ask again for ever.
+      const details: unknown = this.context.info.heartbeatDetails;
+      this.context.heartbeat(details);
+      const heartbeats = setInterval(() => this.context.heartbeat(details), RECONCILE_HEARTBEAT_EVERY_MS);
+      try {
+        answer = await askVendor(reconcile, call, timeoutMs, this.context.cancellationSignal);
+      } finally {
+        clearInterval(heartbeats);
+      }
     } finally {
       this.deps.leases.drop(taken.token);
     }
-    const unfinished = await this.unfinishedReconcilesOf(orphan);
     this.deps.metrics.reconciled(this.context.metricMeter, answer.outcome);
     this.trace.decided(`reconciled:${answer.outcome}`);
     await this.recordReconciliation(taken, answer.outcome);
@@ -359,7 +371,7 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
           });
           return { kind: 'run', claim: taken };
         }
-        throw await settlement.refuse({ summary: `${answer.summary} about ${orphanedBy}`, detail: answer.detail ?? answer.summary });
+        throw await settlement.refuse({ summary: `${answer.summary} about ${orphanedBy}`, detail: answer.detail ?? answer.summary }, orphan);
     }
   }
 
@@ -372,16 +384,37 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
       .catch((error: unknown) => this.context.log.error('Idempotency: could not append the reconciliation to the ledger', { error }));
   }
 
-  /** How many questions about this orphan earlier attempts had cut short by their own time (kept in its note's detail). */
-  private async unfinishedReconcilesOf(orphan: Claim): Promise<number> {
-    if (!orphan.outcomeDetail) return 0;
+  /**
+   * The call a question to the vendor is about, and how many questions about it earlier attempts had cut
+   * short by their own time: the orphan itself, or, when the orphan is the claim of an attempt that died
+   * asking, the call that attempt named in its note (its detail, through the codec, signed with the row).
+   */
+  private async askingAbout(orphan: Claim): Promise<{ call: Claim; unfinished: number; note: OutcomeNote }> {
+    type Noted = { readonly origin?: unknown; readonly unfinishedReconciles?: unknown } | null;
+    let noted: Noted = null;
     try {
-      const decoded = (await this.deps.codec.decode(orphan.outcomeDetail)) as { unfinishedReconciles?: unknown } | null;
-      const rounds = decoded?.unfinishedReconciles;
-      return typeof rounds === 'number' && Number.isInteger(rounds) && rounds > 0 ? rounds : 0;
+      noted = orphan.outcomeDetail ? ((await this.deps.codec.decode(orphan.outcomeDetail)) as Noted) : null;
     } catch {
-      return 0; // a note this worker cannot read: counted as none, so at most a few more questions
+      // A note this worker cannot read: the orphan speaks for itself, and no round is counted.
     }
+    const rounds = noted?.unfinishedReconciles;
+    const unfinished = typeof rounds === 'number' && Number.isInteger(rounds) && rounds > 0 ? rounds : 0;
+    const call = callFrom(noted?.origin, orphan) ?? orphan;
+    const summary = `asking the vendor about the call of attempt ${call.attempt} on worker ${call.claimedBy} at ${call.claimedAt.toISOString()}`;
+    const origin: CallOrigin = {
+      token: call.token,
+      attempt: call.attempt,
+      claimedBy: call.claimedBy,
+      claimedAt: call.claimedAt.toISOString(),
+      leaseExpiresAt: call.leaseExpiresAt?.toISOString() ?? null,
+      deadlineAt: call.deadlineAt?.toISOString() ?? null,
+      workflowId: call.workflowId,
+      runId: call.runId,
+      activityId: call.activityId,
+      outcomeNote: call.outcomeNote,
+    };
+    const detail = await this.deps.codec.encode({ note: summary, origin, unfinishedReconciles: unfinished }).catch(() => null);
+    return { call, unfinished, note: { summary, detail } };
   }
 
   /** The claim's full note for the refusal's details; withheld when the worker encodes payloads (it would be logged in plain text). */
@@ -541,3 +574,39 @@ function keyIn(failure: ApplicationFailure): string | undefined {
   const details = failure.details?.[0] as { key?: unknown } | undefined;
   return typeof details?.key === 'string' ? details.key : undefined;
 }
+
+/** What a claim taken over to ask the vendor keeps of the call it asks about (see `askingAbout`). */
+interface CallOrigin {
+  readonly token: string;
+  readonly attempt: number;
+  readonly claimedBy: string;
+  readonly claimedAt: string;
+  readonly leaseExpiresAt: string | null;
+  readonly deadlineAt: string | null;
+  readonly workflowId: string | null;
+  readonly runId: string | null;
+  readonly activityId: string;
+  readonly outcomeNote: string | null;
+}
+
+/** The call a dead asker named, over the claim it left; undefined when `origin` is not one. */
+function callFrom(origin: unknown, orphan: Claim): Claim | undefined {
+  const o = origin as Partial<CallOrigin> | null | undefined;
+  if (typeof o !== 'object' || o === null || typeof o.token !== 'string' || typeof o.attempt !== 'number') return undefined;
+  if (typeof o.claimedBy !== 'string' || typeof o.claimedAt !== 'string' || typeof o.activityId !== 'string') return undefined;
+  const date = (text: string | null | undefined) => (typeof text === 'string' ? new Date(text) : null);
+  return {
+    ...orphan,
+    token: o.token,
+    attempt: o.attempt,
+    claimedBy: o.claimedBy,
+    claimedAt: new Date(o.claimedAt),
+    leaseExpiresAt: date(o.leaseExpiresAt),
+    deadlineAt: date(o.deadlineAt),
+    workflowId: o.workflowId ?? null,
+    runId: o.runId ?? null,
+    activityId: o.activityId,
+    outcomeNote: o.outcomeNote ?? null,
+  };
+}
+

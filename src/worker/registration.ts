@@ -5,6 +5,8 @@
 import type { Context } from '@temporalio/activity';
 import { Runtime } from '@temporalio/worker';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
+import type { Logger } from '@temporalio/common';
+import type { ClaimStore } from '../store/index.js';
 import { setDefaultStoreLogger } from '../store/store-logger.js';
 import { auditLedgerInterceptors } from './audit-interceptor.js';
 import { IdempotencyConfigError } from '../errors.js';
@@ -50,16 +52,9 @@ export function idempotencyInterceptors<Activities extends object = Record<strin
     ),
     metrics: new IdempotencyMetrics(),
   };
-  // The worker's client reaches workflows only through an activity's context: the latest one stands in for it
-  // when the store undoes a ghost claim outside any activity (a workflow refused on it may call now).
-  let latestActivity: Context | undefined;
-  resolved.store.onGhostReleased?.((ghost) => {
-    if (!latestActivity) return;
-    const teller = { ...tellerOf(latestActivity), log: runtimeLogger() };
-    void tellWaitersOfOutcome(teller, resolved.store, ghost, 'released');
-  });
+  const ghosts = ghostTellerFor(resolved.store, runtimeLogger);
   const idempotency: ActivityInterceptorsFactory = (context) => {
-    latestActivity = context;
+    ghosts.latestActivity = context;
     if (guarded.has(context)) {
       // The SDK fails the activity with this (before it runs), non-retryably.
       throw misconfigured(
@@ -89,3 +84,24 @@ export function idempotencyInterceptors<Activities extends object = Record<strin
     : [];
   return [idempotency, ...audit];
 }
+
+/**
+ * Who tells the workflows refused on a ghost claim once its store undoes it: one listener per store, however
+ * many workers are created on it. The worker's client reaches workflows only through an activity's context,
+ * so the latest activity of any worker on the store stands in (a worker re-created after another stopped
+ * takes over as soon as it runs one).
+ */
+const ghostTellers = new WeakMap<ClaimStore, { latestActivity: Context | undefined }>();
+
+function ghostTellerFor(store: ClaimStore, logger: () => Logger): { latestActivity: Context | undefined } {
+  const existing = ghostTellers.get(store);
+  if (existing) return existing;
+  const teller: { latestActivity: Context | undefined } = { latestActivity: undefined };
+  ghostTellers.set(store, teller);
+  store.onGhostReleased?.((ghost) => {
+    if (!teller.latestActivity) return;
+    void tellWaitersOfOutcome({ ...tellerOf(teller.latestActivity), log: logger() }, store, ghost, 'released');
+  });
+  return teller;
+}
+

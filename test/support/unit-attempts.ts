@@ -112,9 +112,9 @@ export class FaultyClaimStore extends InMemoryClaimStore {
     return super.markUnknown(claim, note);
   }
 
-  override async takeOver(orphan: Claim, request: ClaimRequest, leaseMs: number): Promise<Claim | null> {
+  override async takeOver(orphan: Claim, request: ClaimRequest, leaseMs: number, note?: OutcomeNote): Promise<Claim | null> {
     await this.ask('takeOver');
-    return super.takeOver(orphan, request, leaseMs);
+    return super.takeOver(orphan, request, leaseMs, note);
   }
 
   override async watch(key: string): Promise<ClaimWatch> {
