@@ -19,7 +19,7 @@ import { misconfigured } from './refusals.js';
 import { markUnguarded } from './current-call.js';
 import { ResultCodec } from './result-codec.js';
 import { watchRedirectedWrites } from './redirected-writes.js';
-import { tellWaitersOfOutcome, tellerOf } from './waiter-signals.js';
+import { tellWaitersInNamespaces, tellerOf } from './waiter-signals.js';
 
 /** Activity executions an idempotency interceptor already guards: a second one would wait on the first's claim. */
 const guarded = new WeakSet<Context>();
@@ -54,7 +54,7 @@ export function idempotencyInterceptors<Activities extends object = Record<strin
   };
   const ghosts = ghostTellerFor(resolved.store, runtimeLogger);
   const idempotency: ActivityInterceptorsFactory = (context) => {
-    ghosts.latestActivity = context;
+    ghosts.set(context.info.activityNamespace, context);
     if (guarded.has(context)) {
       // The SDK fails the activity with this (before it runs), non-retryably.
       throw misconfigured(
@@ -88,20 +88,22 @@ export function idempotencyInterceptors<Activities extends object = Record<strin
 /**
  * Who tells the workflows refused on a ghost claim once its store undoes it: one listener per store, however
  * many workers are created on it. The worker's client reaches workflows only through an activity's context,
- * so the latest activity of any worker on the store stands in (a worker re-created after another stopped
- * takes over as soon as it runs one).
+ * so the latest activity of any worker on the store in each namespace stands in for that namespace (a worker
+ * re-created after another stopped takes over as soon as it runs one).
  */
-const ghostTellers = new WeakMap<ClaimStore, { latestActivity: Context | undefined }>();
+const ghostTellers = new WeakMap<ClaimStore, Map<string, Context>>();
 
-function ghostTellerFor(store: ClaimStore, logger: () => Logger): { latestActivity: Context | undefined } {
+function ghostTellerFor(store: ClaimStore, logger: () => Logger): Map<string, Context> {
   const existing = ghostTellers.get(store);
   if (existing) return existing;
-  const teller: { latestActivity: Context | undefined } = { latestActivity: undefined };
-  ghostTellers.set(store, teller);
+  const latestByNamespace = new Map<string, Context>();
+  ghostTellers.set(store, latestByNamespace);
   store.onGhostReleased?.((ghost) => {
-    if (!teller.latestActivity) return;
-    void tellWaitersOfOutcome({ ...tellerOf(teller.latestActivity), log: logger() }, store, ghost, 'released');
+    const tellerIn = (namespace: string) => {
+      const context = latestByNamespace.get(namespace);
+      return context ? { ...tellerOf(context), log: logger() } : undefined;
+    };
+    void tellWaitersInNamespaces(tellerIn, { log: logger() }, store, ghost, 'released');
   });
-  return teller;
+  return latestByNamespace;
 }
-

@@ -37,17 +37,45 @@ export async function tellWaitersOfOutcome(
   claim: HeldClaim,
   outcome: OperatorDecision['decision'],
 ): Promise<void> {
+  await tellWaitersInNamespaces((namespace) => (namespace === teller.namespace ? teller : undefined), teller, store, claim, outcome);
+}
+
+/**
+ * As `tellWaitersOfOutcome`, with a teller for each namespace this process has a worker in (`tellerIn`):
+ * the waiters of a key can be in several, and `waitersToTell` answers once.
+ */
+export async function tellWaitersInNamespaces(
+  tellerIn: (namespace: string) => WaiterTeller | undefined,
+  /** Where to log what no teller could tell. */
+  fallback: Pick<WaiterTeller, 'log'>,
+  store: ClaimStore,
+  claim: HeldClaim,
+  outcome: OperatorDecision['decision'],
+): Promise<void> {
   if (!store.waitersToTell) return;
   let waiters: readonly Waiter[];
   try {
     waiters = await store.waitersToTell(claim);
   } catch (error) {
-    leftForOperator(teller, claim, outcome, `could not read who waits on the key (${errorMessage(error)})`);
+    leftForOperator(fallback, claim, outcome, `could not read who waits on the key (${errorMessage(error)})`);
     return;
   }
-  if (waiters.length === 0) return;
-  const reachable = waiters.filter((waiter) => waiter.namespace === teller.namespace);
-  if (reachable.length < waiters.length) leftForOperator(teller, claim, outcome, `workflows wait on it in other namespaces than ${teller.namespace}`);
+  const byNamespace = new Map<string, Waiter[]>();
+  for (const waiter of waiters) byNamespace.set(waiter.namespace, [...(byNamespace.get(waiter.namespace) ?? []), waiter]);
+  for (const [namespace, inNamespace] of byNamespace) {
+    const teller = tellerIn(namespace);
+    if (teller) await signalWaiters(teller, store, claim, inNamespace, outcome);
+    else leftForOperator(fallback, claim, outcome, `workflows wait on it in namespace ${namespace}, where this process has no worker`);
+  }
+}
+
+async function signalWaiters(
+  teller: WaiterTeller,
+  store: ClaimStore,
+  claim: HeldClaim,
+  reachable: readonly Waiter[],
+  outcome: OperatorDecision['decision'],
+): Promise<void> {
   // As an operator's: `resolved`, answered from the record; `released`, the call runs for real.
   const decision: OperatorDecision = { key: claim.key, decision: outcome };
   const told: Waiter[] = [];
@@ -74,7 +102,7 @@ export async function tellWaitersOfOutcome(
   );
 }
 
-function leftForOperator(teller: WaiterTeller, claim: HeldClaim, outcome: OperatorDecision['decision'], why: string): void {
+function leftForOperator(teller: Pick<WaiterTeller, 'log'>, claim: HeldClaim, outcome: OperatorDecision['decision'], why: string): void {
   // A released key has no row left, so `resume` would not know it was released; `release-absent` says so and tells them.
   const next =
     outcome === 'resolved'

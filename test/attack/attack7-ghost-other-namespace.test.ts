@@ -64,7 +64,8 @@ describe('a ghost undone by a store that workers of two namespaces share', () =>
     const otherNamespace = uniqueName('ns');
     await temporal.client.workflowService.registerNamespace({
       namespace: otherNamespace,
-      workflowExecutionRetentionPeriod: { seconds: 86_400 },
+      // protobufjs takes a number for an int64 at run time; its type asks for a Long.
+      workflowExecutionRetentionPeriod: { seconds: 86_400 as never },
     });
     const otherConnection = await NativeConnection.connect({ address: inject('temporalAddress') });
     const otherClient = new Client({ connection: temporal.client.connection, namespace: otherNamespace });
