@@ -117,7 +117,7 @@ FROM ${settings}`,
     // $1 key, $2 token, $3 channel, $4 result, $5 record MAC, $6 secret id.
     complete: settling(`
 UPDATE ${table}
-SET state = 'completed', result_payload = $4, finished_at = now(), record_mac = $5, secret_id = $6
+SET state = 'completed', result_payload = $4, finished_at = now(), outcome_detail = NULL, record_mac = $5, secret_id = $6
 WHERE key = $1 AND token = $2 AND state = 'claimed'
 RETURNING key, awaited`, synchronous),
 
@@ -134,7 +134,7 @@ WITH settling AS (
   FOR UPDATE OF claim
 ), settled AS (
   UPDATE ${table} AS claim
-  SET state = 'completed', result_payload = settling.result, finished_at = now(), record_mac = settling.record_mac,
+  SET state = 'completed', result_payload = settling.result, finished_at = now(), outcome_detail = NULL, record_mac = settling.record_mac,
     secret_id = settling.secret_id
   FROM settling
   WHERE claim.key = settling.key AND claim.token = settling.token AND claim.state = 'claimed'

@@ -253,6 +253,7 @@ export class PostgresClaimStore implements ClaimStore {
 
   async complete(claim: Claim, result: Payload): Promise<boolean> {
     const json = payloadToJson(result);
+    // The record drops any note's detail (a taker's question about the call: the statement clears it), as signed here.
     const { mac, secretId } = this.sign({ ...claim, state: 'completed', result: json, outcomeNote: claim.outcomeNote, outcomeDetail: null });
     return this.records.submit({ claim, result: json, mac, secretId });
   }

@@ -132,6 +132,8 @@ export class InMemoryClaimStore implements ClaimStore {
     return this.settle(claim, (row, now) => {
       row.state = 'completed';
       row.result = payloadToJson(result);
+      // As signed: a record's detail is its result; a note's detail (a taker's question) ends with it.
+      row.outcomeDetail = null;
       row.finishedAt = now;
     });
   }

@@ -190,6 +190,32 @@ describe('records written without the secret are refused, never obeyed', () => {
   });
 });
 
+describe('records the workers write after a takeover authenticate', () => {
+  it('a result a reconcile found, and a call run after it, are answered from: their records are signed as written', async () => {
+    for (const answer of ['happened', 'not-happened'] as const) {
+      let calls = 0;
+      const charge = async () => {
+        if (++calls === 1) throw new OutcomeUnknownError('the line dropped after sending');
+        return { id: `ch_run_${calls}` };
+      };
+      const reconcile = async () =>
+        answer === 'happened' ? ({ outcome: 'happened', result: { id: 'ch_found' } } as const) : ({ outcome: 'not-happened' } as const);
+      const options: IdempotencyOptions = {
+        store: storeWith({ secret: SECRET }),
+        activities: { charge: { key: ({ args }) => (args[0] as { order: string }).order, reconcile } },
+      };
+      const order = uniqueName('order');
+      // Attempt 1 leaves the claim unknown; attempt 2 takes it over, asks, and records (or runs, then records).
+      const first = await run({ charge }, { activity: 'charge', args: [{ order }] }, { ...options }).catch(() => undefined);
+      const expected = answer === 'happened' ? { id: 'ch_found' } : { id: 'ch_run_2' };
+      expect(first).toEqual([expected]);
+      // A later call of the same action reads that record: signed as the row holds it, so answered, not rejected.
+      expect(await run({ charge }, { activity: 'charge', args: [{ order }] }, options)).toEqual([expected]);
+      expect(calls).toBe(answer === 'happened' ? 1 : 2);
+    }
+  });
+});
+
 describe('keys that reveal nothing', () => {
   it('a keyed key cannot be checked against guessed phone numbers; an unkeyed one can', () => {
     const phone = '+4915112345678';
