@@ -214,6 +214,22 @@ describe('records the workers write after a takeover authenticate', () => {
       expect(calls).toBe(answer === 'happened' ? 1 : 2);
     }
   });
+
+  it('a claim given back to its call after the vendor could not tell (and while it was asked) authenticates', async () => {
+    let calls = 0;
+    const charge = async () => {
+      calls++;
+      throw new OutcomeUnknownError('the line dropped after sending');
+    };
+    const reconcile = async () => ({ outcome: 'unknown', reason: 'the lookup cannot find requests by key' }) as const;
+    const store = storeWith({ secret: SECRET });
+    const options: IdempotencyOptions = { store, activities: { charge: { key: ({ args }) => (args[0] as { order: string }).order, reconcile } } };
+    const order = uniqueName('order');
+    const failure = await activityFailureOf(run({ charge }, { activity: 'charge', args: [{ order }] }, options));
+    expect(failure.type).toBe('IdempotencyOrphanedClaim');
+    expect(await store.get(keyedCustomKey(order))).toMatchObject({ state: 'unknown', attempt: 1, authenticity: 'verified' });
+    expect(calls).toBe(1);
+  });
 });
 
 describe('keys that reveal nothing', () => {
