@@ -49,8 +49,7 @@ const GIVE_UP: unique symbol = Symbol('give up');
 function fastCanonicalText(value: unknown): string | undefined {
   const writer = new FastWriter();
   try {
-    writer.write(value, 0);
-    return writer.text;
+    return writer.write(value, 0, '');
   } catch (error) {
     if (error === GIVE_UP) return undefined;
     throw error;
@@ -61,79 +60,68 @@ function fastCanonicalText(value: unknown): string | undefined {
 interface KeyOrder {
   readonly keys: readonly string[];
   readonly sorted: readonly string[];
-  readonly texts: readonly string[];
+  /** `"key":` for the first key written, `,"key":` for the others. */
+  readonly firstTexts: readonly string[];
+  readonly nextTexts: readonly string[];
 }
 
 class FastWriter {
-  text = '';
   /** By depth: objects in one array mostly share their keys, so their order is worked out once. */
   private readonly lastOrder: Array<KeyOrder | undefined> = [];
 
-  write(value: unknown, depth: number): void {
+  /** `text` with the value's canonical text appended. */
+  write(value: unknown, depth: number, text: string): string {
     switch (typeof value) {
       case 'string':
-        this.text += JSON.stringify(value);
-        return;
+        return text + (NO_ESCAPES.test(value) ? `"${value}"` : JSON.stringify(value));
       case 'number':
         if (!Number.isFinite(value)) throw GIVE_UP;
-        this.text += value === 0 ? '0' : JSON.stringify(value);
-        return;
+        // JSON.stringify writes a finite number as String() does; -0 is 0, as in the careful writer.
+        return text + (value === 0 ? '0' : `${value}`);
       case 'boolean':
-        this.text += value ? 'true' : 'false';
-        return;
+        return text + (value ? 'true' : 'false');
       case 'undefined':
-        this.text += '{"$undefined":true}';
-        return;
+        return text + '{"$undefined":true}';
       case 'object':
-        if (value === null) {
-          this.text += 'null';
-          return;
-        }
+        if (value === null) return text + 'null';
         if (depth >= FAST_MAX_DEPTH) throw GIVE_UP;
-        if (Array.isArray(value)) return this.writeArray(value, depth);
-        if (isPlainObject(value)) return this.writeRecord(value as Record<string, unknown>, depth);
-        if (value instanceof Uint8Array) {
-          this.text += bytesText(value);
-          return;
-        }
-        if (value instanceof Date && !Number.isNaN(value.getTime())) {
-          this.text += dateText(value);
-          return;
-        }
+        if (Array.isArray(value)) return this.writeArray(value, depth, text);
+        if (isPlainObject(value)) return this.writeRecord(value as Record<string, unknown>, depth, text);
+        if (value instanceof Uint8Array) return text + bytesText(value);
+        if (value instanceof Date && !Number.isNaN(value.getTime())) return text + dateText(value);
         throw GIVE_UP;
       default:
         throw GIVE_UP;
     }
   }
 
-  private writeArray(items: readonly unknown[], depth: number): void {
-    this.text += '[';
-    for (let index = 0; index < items.length; index++) {
-      if (index > 0) this.text += ',';
-      this.write(items[index], depth + 1);
-    }
-    this.text += ']';
+  private writeArray(items: readonly unknown[], depth: number, text: string): string {
+    if (items.length === 0) return text + '[]';
+    text = this.write(items[0], depth + 1, text + '[');
+    for (let index = 1; index < items.length; index++) text = this.write(items[index], depth + 1, text + ',');
+    return text + ']';
   }
 
-  private writeRecord(record: Record<string, unknown>, depth: number): void {
+  private writeRecord(record: Record<string, unknown>, depth: number, text: string): string {
     const order = this.orderOf(Object.keys(record), depth);
-    this.text += '{';
-    let first = true;
-    for (let index = 0; index < order.sorted.length; index++) {
-      const item = record[order.sorted[index]!];
+    const { sorted } = order;
+    let texts = order.firstTexts;
+    text += '{';
+    for (let index = 0; index < sorted.length; index++) {
+      const item = record[sorted[index]!];
       if (item === undefined) continue;
-      this.text += first ? order.texts[index]! : `,${order.texts[index]!}`;
-      first = false;
-      this.write(item, depth + 1);
+      text = this.write(item, depth + 1, text + texts[index]!);
+      texts = order.nextTexts;
     }
-    this.text += '}';
+    return text + '}';
   }
 
   private orderOf(keys: readonly string[], depth: number): KeyOrder {
     const last = this.lastOrder[depth];
     if (last && sameKeys(last.keys, keys)) return last;
     const sorted = sortedKeys([...keys]);
-    const order = { keys, sorted, texts: sorted.map((key) => `${keyText(key)}:`) };
+    const firstTexts = sorted.map((key) => `${keyText(key)}:`);
+    const order = { keys, sorted, firstTexts, nextTexts: firstTexts.map((keyText) => `,${keyText}`) };
     this.lastOrder[depth] = order;
     return order;
   }
@@ -152,6 +140,13 @@ function bytesText(bytes: Uint8Array): string {
 function dateText(date: Date): string {
   return `{"$date":"${date.toISOString()}"}`;
 }
+
+/**
+ * A string JSON.stringify would write as it is, between quotes: no quote, backslash, control
+ * character or surrogate (any surrogate goes to JSON.stringify, which escapes a lone one). Testing
+ * this is cheaper than calling JSON.stringify on each of many short strings.
+ */
+const NO_ESCAPES = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
 
 const PLAIN_KEY = /^[A-Za-z0-9_\-]*$/;
 

@@ -83,4 +83,36 @@ describe('the fast and the careful canonical writers', () => {
     expect(() => canonicalize({ cyclic }, 'args')).toThrow(/args\.cyclic\.self\.back is unsupported: the value contains a cycle/);
     expect(() => canonicalize([1, { n: Number.NaN }], 'args')).toThrow(/args\[1\]\.n is unsupported: NaN is not a finite number/);
   });
+
+  // The fast writer quotes a string itself when it needs no escape, and writes a number with String():
+  // each must be exactly JSON.stringify's text, which the careful writer uses.
+  it('write every single UTF-16 code unit, and pairs around the escapes, as JSON.stringify does', () => {
+    const strings: string[] = [];
+    for (let unit = 0; unit <= 0xffff; unit++) {
+      const char = String.fromCharCode(unit);
+      strings.push(char, `a${char}`, `${char}z`);
+    }
+    strings.push('\ud83d\ude00', 'x\ud83d\ude00y', '\ude00\ud83d', '\u007f', '\u2028\u2029', 'a'.repeat(100_000) + '"');
+    const differing = strings.filter(
+      (string) => canonicalize(string) !== JSON.stringify(string) || canonicalize({ s: string }) !== canonicalizeCarefully({ s: string }),
+    );
+    expect(differing.map((string) => JSON.stringify(string.slice(0, 20)))).toEqual([]);
+  });
+
+  it('write numbers as JSON.stringify does', () => {
+    const random = randomFrom(15);
+    const numbers = [0, -0, 1e21, 1e-7, 1e-6, 123e-20, -1.5, 2 ** 53 + 2, Number.EPSILON, 5e-324, 1.7976931348623157e308];
+    for (let sample = 0; sample < 10_000; sample++) {
+      const bits = new DataView(new ArrayBuffer(8));
+      bits.setUint32(0, Math.floor(random() * 2 ** 32));
+      bits.setUint32(4, Math.floor(random() * 2 ** 32));
+      const number = bits.getFloat64(0);
+      if (Number.isFinite(number)) numbers.push(number);
+      numbers.push(Math.floor(random() * 1e9) / 100);
+    }
+    const differing = numbers.filter(
+      (number) => canonicalize([number]) !== canonicalizeCarefully([number]) || canonicalize(number) !== (number === 0 ? '0' : JSON.stringify(number)),
+    );
+    expect(differing).toEqual([]);
+  });
 });
