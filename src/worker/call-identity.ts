@@ -44,6 +44,7 @@ export function callIdentityFor(
   claimedBy: string,
   formats: KeyFormats,
 ): CallIdentity {
+  checkStorable(callerOf(info, claimedBy));
   const resume = resumeKeyFor(info, headers);
   const inRefusedPlace = resume?.match === 'same';
   if (!inRefusedPlace && info.isLocal && settings.scope === 'call' && !settings.key) {
@@ -145,6 +146,19 @@ export function callerOf(
     attempt: info.attempt,
     claimedBy,
   };
+}
+
+/**
+ * Postgres `text` cannot hold U+0000 (SQLSTATE 22021), though Temporal accepts it in a workflow id: such
+ * a call could never be claimed, and each attempt would be told the store is unavailable, retryably, for
+ * ever. Refused at once instead, naming the field; nothing is claimed or called.
+ */
+function checkStorable(caller: ReturnType<typeof callerOf>): void {
+  for (const [field, value] of Object.entries(caller)) {
+    if (typeof value === 'string' && value.includes('\u0000')) {
+      throw new InvalidKeyInputError(field, 'it contains U+0000, which Postgres cannot store, so no claim can be made for this call');
+    }
+  }
 }
 
 /** The keys to look up before claiming under `claimKey`, each once, in order. */
