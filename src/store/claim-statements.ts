@@ -54,6 +54,9 @@ export function claimStatements(
   // Every statement that returns a claim returns the format in force with it, read in the same snapshot.
   const CLAIM_RETURNING = `RETURNING ${CLAIM_COLUMNS}, true AS owner_alive, now() AS read_at, ${inForceColumns(settings)}`;
   const READ = `${CLAIM_READ}, ${inForceColumns(settings)}`;
+  // An outcome signed by a secret retired since this worker last read the format in force (a long call across
+  // `keys activate` and `keys retire`) is not written: every worker would refuse it. The store signs anew and writes again.
+  const notRetired = (signer: string) => `NOT coalesce((SELECT ${signer} = ANY(retired_secret_ids) FROM ${settings}), false)`;
   return {
     // $1 key, $2 token, $3 fingerprint, … $11 lease ms, $12 deadline ms, $13 record MAC, $14 key format, $15 secret id,
     // $16 the schema version this worker knows, $17 the encoded arguments. A trigger refuses it unless $14/$15 are
@@ -118,7 +121,7 @@ FROM ${settings}`,
     complete: settling(`
 UPDATE ${table}
 SET state = 'completed', result_payload = $4, finished_at = now(), outcome_detail = NULL, record_mac = $5, secret_id = $6
-WHERE key = $1 AND token = $2 AND state = 'claimed'
+WHERE key = $1 AND token = $2 AND state = 'claimed' AND ${notRetired('$6::text')}
 RETURNING key, awaited`, synchronous),
 
     // Many callers' records at once ($1 keys, $2 tokens, $3 results, $4 MACs, $5 secret ids; $6 the channel). Their
@@ -129,7 +132,7 @@ WITH settling AS (
   SELECT held.key, held.token, held.result, held.record_mac, held.secret_id
   FROM unnest($1::text[], $2::uuid[], $3::jsonb[], $4::text[], $5::text[]) AS held (key, token, result, record_mac, secret_id)
   JOIN ${table} AS claim ON claim.key = held.key AND claim.token = held.token
-  WHERE claim.state = 'claimed'
+  WHERE claim.state = 'claimed' AND ${notRetired('held.secret_id')}
   ORDER BY claim.key
   FOR UPDATE OF claim
 ), settled AS (
@@ -152,7 +155,7 @@ RETURNING key, awaited`, synchronous),
     markUnknown: settling(`
 UPDATE ${table}
 SET state = 'unknown', outcome_note = $4, outcome_detail = $7, finished_at = now(), record_mac = $5, secret_id = $6
-WHERE key = $1 AND token = $2 AND state = 'claimed'
+WHERE key = $1 AND token = $2 AND state = 'claimed' AND ${notRetired('$6::text')}
 RETURNING key, awaited`, synchronous),
 
     // Locks its rows in key order first, as a batch of records does, so the two cannot deadlock.
@@ -201,7 +204,7 @@ UPDATE ${table}
 SET token = $4, state = 'unknown', attempt = $5, claimed_by = $6, claimed_at = $7, lease_expires_at = $8, workflow_id = $9,
   run_id = $10, activity_id = $11, deadline_at = $12, outcome_note = $13, outcome_detail = $14, finished_at = now(),
   record_mac = $15, secret_id = $16, worker_schema = $17::integer
-WHERE key = $1 AND token = $2 AND state = 'claimed'
+WHERE key = $1 AND token = $2 AND state = 'claimed' AND ${notRetired('$16::text')}
 RETURNING key, awaited`, synchronous),
 
     // Flags the claim as awaited first, under its row lock: an outcome recorded after this sees the flag (and

@@ -254,8 +254,8 @@ export class PostgresClaimStore implements ClaimStore {
   async complete(claim: Claim, result: Payload): Promise<boolean> {
     const json = payloadToJson(result);
     // The record drops any note's detail (a taker's question about the call: the statement clears it), as signed here.
-    const { mac, secretId } = this.sign({ ...claim, state: 'completed', result: json, outcomeNote: claim.outcomeNote, outcomeDetail: null });
-    return this.records.submit({ claim, result: json, mac, secretId });
+    const fields: SignedFields = { ...claim, state: 'completed', result: json, outcomeNote: claim.outcomeNote, outcomeDetail: null };
+    return this.writeSigned(fields, ({ mac, secretId }) => this.records.submit({ claim, result: json, mac, secretId }));
   }
 
   async release(claim: Claim): Promise<boolean> {
@@ -265,15 +265,17 @@ export class PostgresClaimStore implements ClaimStore {
   async markUnknown(claim: Claim, note: OutcomeNote): Promise<boolean> {
     const summary = pgText(note.summary);
     const detail = note.detail ? payloadToJson(note.detail) : null;
-    const { mac, secretId } = this.sign({ ...claim, state: 'unknown', result: null, outcomeNote: summary, outcomeDetail: detail });
-    return this.settle('mark_unknown', this.statements.markUnknown, [claim.key, claim.token, this.channel, summary, mac, secretId, detail]);
+    const fields: SignedFields = { ...claim, state: 'unknown', result: null, outcomeNote: summary, outcomeDetail: detail };
+    return this.writeSigned(fields, ({ mac, secretId }) =>
+      this.settle('mark_unknown', this.statements.markUnknown, [claim.key, claim.token, this.channel, summary, mac, secretId, detail]),
+    );
   }
 
   async handBack(taken: Claim, orphan: Claim, note: OutcomeNote): Promise<boolean> {
     const summary = pgText(note.summary);
     const detail = note.detail ? payloadToJson(note.detail) : null;
-    const { mac, secretId } = this.sign({ ...orphan, state: 'unknown', result: null, outcomeNote: summary, outcomeDetail: detail });
-    return this.settle('hand_back', this.statements.handBack, [
+    const fields: SignedFields = { ...orphan, state: 'unknown', result: null, outcomeNote: summary, outcomeDetail: detail };
+    return this.writeSigned(fields, ({ mac, secretId }) => this.settle('hand_back', this.statements.handBack, [
       taken.key,
       taken.token,
       this.channel,
@@ -291,7 +293,7 @@ export class PostgresClaimStore implements ClaimStore {
       mac,
       secretId,
       LATEST_MIGRATION,
-    ]);
+    ]));
   }
 
   async takeOver(orphan: Claim, request: ClaimRequest, leaseMs: number, note?: OutcomeNote): Promise<Claim | null> {
@@ -527,6 +529,22 @@ export class PostgresClaimStore implements ClaimStore {
 
   private sign(fields: SignedFields): RecordSignature {
     return this.authentication.sign(fields, this.inForce);
+  }
+
+  /**
+   * Writes an outcome signed with the secret in force as this store last read it. A worker busy with one
+   * long call reads nothing meanwhile, so across `keys activate` and `keys retire` that may be a retired
+   * secret, whose signature every worker refuses: the statement then writes nothing, and the outcome is
+   * signed again with the secret in force now and written once more. False when it still is not written
+   * (the claim is not this caller's any more).
+   */
+  private async writeSigned(fields: SignedFields, write: (signature: RecordSignature) => Promise<boolean>): Promise<boolean> {
+    const signature = this.sign(fields);
+    if (await write(signature)) return true;
+    if (signature.secretId === null) return false;
+    await this.readKeyFormat();
+    const again = this.sign(fields);
+    return again.secretId !== signature.secretId && (await write(again));
   }
 
   /**
