@@ -78,12 +78,15 @@ export class ClaimUndo {
     if (this.undone.size > REMEMBERED_UNDONE) this.undone.delete(this.undone.values().next().value!);
   }
 
-  /** One last look for what is pending, then stops (the store is closing). */
+  /**
+   * One look now for what is pending (the store is closing). What is still pending is looked for
+   * until its time is up all the same, on the timer that keeps no process alive: its backend may
+   * commit later, and the store may be closed by one worker while another in the process still
+   * claims through it. Forgotten here, such a claim would be refused as an orphan though its call
+   * never went out.
+   */
   async stop(): Promise<void> {
-    clearInterval(this.timer);
-    this.timer = undefined;
     await this.runOnce();
-    this.pending.clear();
   }
 
   private runOnce(): Promise<void> {

@@ -401,7 +401,11 @@ export class PostgresClaimStore implements ClaimStore {
     };
   }
 
-  /** Closes the store's own LISTEN connection (the pool stays the caller's). */
+  /**
+   * Closes the store's own LISTEN connection (the pool stays the caller's). A claim whose insert was
+   * cut in flight is still looked for, through the pool, until its time is up (twice the lease), and
+   * undone if it committed; a pool ended before then leaves it to be refused, with a warning.
+   */
   async close(): Promise<void> {
     await Promise.all([this.listener.stop(), this.undo.stop()]);
   }

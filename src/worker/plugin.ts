@@ -75,13 +75,26 @@ export class IdempotencyPlugin<Activities extends object = Record<string, AnyAct
 
   async runWorker(worker: Worker, next: (worker: Worker) => Promise<void>): Promise<void> {
     putOutermost(worker.options.interceptors.activity, this.activityInterceptors);
+    const { store } = this.options;
+    workersRunningOn.set(store, (workersRunningOn.get(store) ?? 0) + 1);
     try {
       await next(worker);
     } finally {
-      await this.options.store.close?.();
+      const stillRunning = (workersRunningOn.get(store) ?? 1) - 1;
+      if (stillRunning > 0) workersRunningOn.set(store, stillRunning);
+      else {
+        workersRunningOn.delete(store);
+        await store.close?.();
+      }
     }
   }
 }
+
+/**
+ * Workers of this process running through a plugin on each store: its connections close when the last
+ * of them stops, not when the first does while the others still claim through it.
+ */
+const workersRunningOn = new WeakMap<object, number>();
 
 /**
  * First in the list is the outermost: idempotency sees every call before anything else acts on it.

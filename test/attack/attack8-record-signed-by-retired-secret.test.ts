@@ -86,7 +86,7 @@ describe('a call in flight across keys activate + keys retire', () => {
     await operator.retireSecret(old.secretId!, { reason: 'yearly rotation' });
 
     // The call timed out at the vendor: its outcome is unknown, for a person (or reconcile) to settle.
-    expect(await worker.markUnknown(begun.claim, { summary: 'the vendor timed out' })).toBe(true);
+    expect(await worker.markUnknown(begun.claim, { summary: 'the vendor timed out', detail: null })).toBe(true);
     const fresh = new PostgresClaimStore({ pool, schema: name, secret: NEW, previousSecrets: [OLD], logger: quiet });
     const read = await fresh.get(request.key);
     expect({ state: read?.state, authenticity: read?.authenticity }, 'unknown, and refused as a forgery rather than as an orphan').toEqual({

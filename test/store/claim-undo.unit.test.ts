@@ -106,4 +106,18 @@ describe('ClaimUndo', () => {
     expect(claims.rows.has('t1')).toBe(false);
     await undo.stop();
   });
+
+  it('keeps looking after stop() for a claim still pending, until its time is up: another worker may still use the store', async () => {
+    const claims = table();
+    const undo = new ClaimUndo(claims.undo, logger);
+    undo.add('k1', 't1', 10_000);
+    await vi.advanceTimersByTimeAsync(0);
+    await undo.stop(); // one worker of two stops; the cut backend has not committed yet
+    claims.rows.add('t1'); // now it does
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(claims.rows.has('t1'), 'the ghost is undone after the stop').toBe(false);
+    const looks = claims.statements.length;
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(claims.statements).toHaveLength(looks); // found and undone: no more looking
+  });
 });
