@@ -8,6 +8,7 @@ import { setStatementTimeout } from '../store/index.js';
 import { durationText } from './duration.js';
 import { CliError, EXIT } from './errors.js';
 import { errorMessage } from '../error-text.js';
+import { IdempotencyError } from '../errors.js';
 
 /** Connecting and logging in: a server that accepts the TCP connection and never answers fails after this. */
 export const CONNECT_TIMEOUT_MS = 5_000;
@@ -80,7 +81,8 @@ const TLS = /SSL|TLS|certificate|self[- ]signed|CERT_|ERR_TLS|DEPTH_ZERO/i;
  * any other error (a refused change, a bug), which keeps its own exit code.
  */
 export function databaseFailure(error: unknown, database: Database): CliError | undefined {
-  if (!(error instanceof Error)) return undefined;
+  // The library's own errors already say what failed (Temporal over TLS, say): only pg's and the socket's are judged here.
+  if (!(error instanceof Error) || error instanceof IdempotencyError) return undefined;
   const code = (error as { code?: unknown }).code;
   const sqlState = typeof code === 'string' ? code : '';
   const { host, port, database: name, user } = database.target;

@@ -224,4 +224,15 @@ describe('prune when Temporal cannot be reached', () => {
     expect(JSON.parse(given.stdout)).toMatchObject({ pruned: 1, namespace_retention: null, temporal: expect.stringMatching(/^not asked: cannot connect/) });
     expect(await keysLeft()).toEqual([]);
   });
+
+  it('blames Temporal, not the database, when Temporal is unreachable over TLS (every Temporal Cloud user)', async () => {
+    const key = await completedClaim(10);
+    const refused = await prune({ ...unreachable(), TEMPORAL_TLS: 'true' }, '--dry-run');
+    expect({ code: refused.code, stderr: refused.stderr }).toEqual({
+      code: EXIT.usage,
+      stderr: expect.stringMatching(/^Temporal cannot be asked \(cannot connect to Temporal at 127\.0\.0\.1:1 \(TLS\)/),
+    });
+    expect(refused.stderr).not.toMatch(/database|sslmode/);
+    expect(await keysLeft()).toEqual([key]);
+  });
 });
