@@ -14,7 +14,7 @@ import { CliError, EXIT } from './errors.js';
 import { argumentsDetail, claimDetail, claimSummaryRow, ledgerRow, mapPages, printRecord, printRowPages } from './output.js';
 import { prune } from './prune-command.js';
 import { readResult } from './result-input.js';
-import { tellWaiters } from './tell-waiters.js';
+import { checkSignalSettings, tellWaiters } from './tell-waiters.js';
 import { packageVersion } from './version.js';
 import { loadWorkerConfig } from './worker-config.js';
 import { refusePlaintextAmongCodecs } from './plaintext-guard.js';
@@ -198,11 +198,13 @@ async function run(
       const claimKey = requireKey(command, key);
       await refusePlaintextAmongCodecs(operations, claimKey, config.codec, values.plaintext ?? false);
       const result = await config.codec.encode(await readResult(values));
+      await checkSignalSettings(values);
       const before = await operations.resolve(claimKey, result, { force: values.force ?? false, reason: values.reason });
       printRecord(await claimDetail(await operations.show(claimKey), config.codec), json);
       return tellWaiters(operations, before, 'resolved', values);
     }
     case 'release': {
+      await checkSignalSettings(values);
       const before = await operations.release(requireKey(command, key), { force: values.force ?? false, reason: values.reason });
       printRecord({ ...(await claimDetail(before, config.codec)), state: 'released' }, json);
       return tellWaiters(operations, before, 'released', values);
@@ -217,6 +219,7 @@ async function run(
     case 'release-absent': {
       const claimKey = requireKey(command, key);
       if (!values.reason) throw new CliError('release-absent needs --reason: why you know the call did not happen.', EXIT.usage);
+      await checkSignalSettings(values);
       await operations.releaseAbsent(claimKey, { reason: values.reason });
       printRecord({ key: claimKey, decision: 'released' }, json);
       return tellWaiters(operations, { key: claimKey }, 'released', values);

@@ -4,13 +4,31 @@
  */
 import type { Claim, ClaimOperations } from '../store/index.js';
 import { OPERATOR_DECISION_SIGNAL } from '../operator-decision.js';
-import { EXIT } from './errors.js';
+import { CliError, EXIT } from './errors.js';
 import { signalDecision } from './signal-workflow.js';
 import { terminalText } from './terminal-text.js';
 import { loadTemporalTarget } from './temporal-connection.js';
 import { errorMessage } from '../error-text.js';
 
 type ClaimIdentity = Pick<Claim, 'key'> & Partial<Pick<Claim, 'namespace' | 'workflowId' | 'runId' | 'activityType'>>;
+
+/**
+ * Before a decision changes a claim: Temporal connection settings that can never work (a package
+ * missing for an API key or TLS, a profile that is not there) are refused now, with nothing changed,
+ * rather than after the claim changed, when no waiting workflow could be told.
+ */
+export async function checkSignalSettings(flags: { readonly 'no-signal'?: boolean | undefined }): Promise<void> {
+  if (flags['no-signal']) return;
+  try {
+    await loadTemporalTarget();
+  } catch (error) {
+    throw new CliError(
+      `Cannot signal the workflows waiting on this claim: ${errorMessage(error)}. Nothing was changed. Fix the Temporal ` +
+        'settings, or pass --no-signal and tell the workflows later with `temporal-idempotency resume KEY`.',
+      EXIT.usage,
+    );
+  }
+}
 
 export async function tellWaiters(
   operations: ClaimOperations,

@@ -81,7 +81,8 @@ function plainTarget(env: NodeJS.ProcessEnv): TemporalTarget {
   if (needsEnvconfig.length > 0) {
     throw new TemporalUnavailableError(
       `${needsEnvconfig.join(', ')} need @temporalio/envconfig, which is not installed: add it at your SDK's version ` +
-        `(npm install @temporalio/envconfig@${clientVersion() ?? '<your @temporalio/client version>'}), or unset them and ` +
+        `(npm install @temporalio/envconfig@${clientVersion() ?? '<your @temporalio/client version>'}; npm has none for some ` +
+        `versions, 1.20.1 and 1.21.x among them: then move your @temporalio/* packages to one it has), or unset them and ` +
         `use TEMPORAL_ADDRESS and TEMPORAL_NAMESPACE alone (no TLS)`,
       'settings',
     );

@@ -76,7 +76,7 @@ export function orphanedClaim(claim: Claim, refused: Refused, outcomeDetail: str
     message:
       `Refusing to run ${claim.activityType} again: ${describeClaim(claim)} and ${what}, so the call may ` +
       `already have gone out. Check the vendor, then \`temporal-idempotency resolve <key> --result JSON\` if it ` +
-      `happened or ${release}, and retry.`,
+      `happened or ${release}. A workflow waiting in resumable() then goes on by itself; reset any other to before this call.`,
     details: [
       { ...detailsOf(claim, refused, unknown ? 'outcome-unknown' : hung ? 'owner-hung' : 'owner-died'), outcomeNote: claim.outcomeNote, outcomeDetail },
     ],

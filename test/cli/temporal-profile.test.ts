@@ -76,12 +76,14 @@ describe.skipIf(hasEnvconfig)('without @temporalio/envconfig installed', () => {
   it.each([
     ['a config file', async () => ({ TEMPORAL_CONFIG_FILE: await configFile(`[profile.default]\naddress = "${inject('temporalAddress')}"\n`) })],
     ['an API key', async () => ({ TEMPORAL_API_KEY: 'key-9b1c-secret', TEMPORAL_ADDRESS: inject('temporalAddress') })],
-  ])('%s is not ignored: the CLI exits 6 naming the package to install, and signals nothing', async (_, settings) => {
+  ])('%s is not ignored: the CLI exits 2 naming the package to install, changes nothing and signals nothing', async (_, settings) => {
     const { workflowId, key } = await waitingWorkflow();
     const run = await cli(['release', key], await settings());
-    expect(run.code).toBe(EXIT.signalFailed);
-    expect(run.stderr).toMatch(/need @temporalio\/envconfig, which is not installed: .*npm install @temporalio\/envconfig@\d+\.\d+\.\d+/);
+    expect(run.code).toBe(EXIT.usage);
+    expect(run.stderr).toMatch(/need @temporalio\/envconfig, which is not installed: .*npm install @temporalio\/envconfig@\d+\.\d+\.\d+; npm has none for some versions/);
+    expect(run.stderr).toMatch(/Nothing was changed\..*--no-signal/);
     expect(run.stderr).not.toContain('key-9b1c-secret');
+    expect(await schema.store.get(key)).toMatchObject({ state: 'claimed' });
     expect(await signalsTo(workflowId)).toEqual([]);
   });
 });
@@ -144,13 +146,18 @@ describe.runIf(hasEnvconfig)('the CLI connects to Temporal as the temporal CLI d
   it.each([
     ['a profile that does not exist', { TEMPORAL_PROFILE: 'nope' }, /Profile 'nope' not found/],
     ['a config file that does not exist', { TEMPORAL_CONFIG_FILE: '/nonexistent/temporal.toml' }, /TEMPORAL_CONFIG_FILE names \/nonexistent\/temporal\.toml, which does not exist/],
-  ])('%s: the claim is released, and the CLI exits 6 saying what to fix and how to signal', async (_, env, message) => {
+  ])('%s: nothing is changed, and the CLI exits 2 saying what to fix (or to pass --no-signal)', async (_, env, message) => {
     const { workflowId, key } = await waitingWorkflow();
     const file = await configFile(`[profile.default]\naddress = "${inject('temporalAddress')}"\n`);
-    const run = await cli(['release', key], { TEMPORAL_CONFIG_FILE: file, ...env });
-    expect(run.code).toBe(EXIT.signalFailed);
-    expect(run.stderr).toMatch(message);
-    expect(run.stderr).toContain(`temporal workflow signal --namespace default --workflow-id ${workflowId}`);
+    for (const command of [['release', key], ['resolve', key, '--result', '{"id":"ch_1"}']]) {
+      const run = await cli(command, { TEMPORAL_CONFIG_FILE: file, ...env });
+      expect(run.code, command[0]).toBe(EXIT.usage);
+      expect(run.stderr).toMatch(message);
+      expect(run.stderr).toMatch(/Nothing was changed\..*--no-signal/);
+      expect(await schema.store.get(key), 'the claim is as it was: no decision that no waiting workflow hears of').toMatchObject({ state: 'claimed' });
+    }
+    const released = await cli(['release', key, '--no-signal'], { TEMPORAL_CONFIG_FILE: file, ...env });
+    expect(released.code).toBe(EXIT.ok);
     expect(await schema.store.get(key)).toBeNull();
     expect(await signalsTo(workflowId)).toEqual([]);
   });
