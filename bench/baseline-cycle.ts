@@ -13,7 +13,7 @@ import { LEASE_MS, RESULT_JSON, nextClaimRequest } from './claim-input.js';
 
 export function baselineCycle(pool: pg.Pool, schema: string): () => Promise<void> {
   const quoted = `"${schema}"`;
-  const statements = claimStatements(`${quoted}.claims`, `${quoted}.waiters`, `${quoted}.settings`, `${quoted}.workers`);
+  const statements = claimStatements(quoted);
   const channel = outcomeChannel(schema);
   return async () => {
     const request = nextClaimRequest();

@@ -1,7 +1,7 @@
 /**
  * The claim store's hot-path SQL, in one place: the store sends these, and the
  * benchmark's baseline sends the very same text straight through `pg`.
- * `table` and `waiters` are already-quoted identifiers; every value is a `$n`.
+ * `schema` is an already-quoted identifier; every value is a `$n`.
  */
 import { CLAIM_COLUMNS, CLAIM_READ, OWNER_ALIVE, inForceColumns } from './claim-row.js';
 
@@ -43,20 +43,21 @@ export interface ClaimStatements {
   readonly noteWorker: string;
 }
 
-export function claimStatements(
-  table: string,
-  waiters: string,
-  settings: string,
-  workers: string,
-  options: { readonly synchronousRecords?: boolean } = {},
-): ClaimStatements {
+/** The statements for the already-quoted `schema`. */
+export function claimStatements(schema: string, options: { readonly synchronousRecords?: boolean } = {}): ClaimStatements {
+  const table = `${schema}.claims`;
+  const waiters = `${schema}.waiters`;
+  const settings = `${schema}.settings`;
+  const workers = `${schema}.workers`;
   const synchronous = options.synchronousRecords ?? false;
   // Every statement that returns a claim returns the format in force with it, read in the same snapshot.
   const CLAIM_RETURNING = `RETURNING ${CLAIM_COLUMNS}, true AS owner_alive, now() AS read_at, ${inForceColumns(settings)}`;
   const READ = `${CLAIM_READ}, ${inForceColumns(settings)}`;
   // An outcome signed by a secret retired since this worker last read the format in force (a long call across
-  // `keys activate` and `keys retire`) is not written: every worker would refuse it. The store signs anew and writes again.
-  const notRetired = (signer: string) => `NOT coalesce((SELECT ${signer} = ANY(retired_secret_ids) FROM ${settings}), false)`;
+  // `keys activate` and `keys retire`, or one ending while `keys retire` runs) is not written: every worker would
+  // refuse it. The store signs anew and writes again. Asked of a function (migration 11) that waits for a
+  // retirement in progress and reads past this statement's snapshot.
+  const notRetired = (signer: string) => `NOT ${schema}.signed_by_retired(${signer})`;
   return {
     // $1 key, $2 token, $3 fingerprint, … $11 lease ms, $12 deadline ms, $13 record MAC, $14 key format, $15 secret id,
     // $16 the schema version this worker knows, $17 the encoded arguments. A trigger refuses it unless $14/$15 are

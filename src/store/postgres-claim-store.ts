@@ -164,9 +164,7 @@ export class PostgresClaimStore implements ClaimStore {
     this.pool = options.pool;
     this.schema = options.schema ?? DEFAULT_SCHEMA;
     const quotedSchema = quoteIdentifier('schema', this.schema);
-    this.statements = claimStatements(`${quotedSchema}.claims`, `${quotedSchema}.waiters`, `${quotedSchema}.settings`, `${quotedSchema}.workers`, {
-      synchronousRecords: options.synchronousRecords ?? false,
-    });
+    this.statements = claimStatements(quotedSchema, { synchronousRecords: options.synchronousRecords ?? false });
     this.channel = outcomeChannel(this.schema);
     this.logger = options.logger ?? defaultStoreLogger;
     this.authentication = new RecordAuthentication(options);

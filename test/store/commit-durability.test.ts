@@ -28,7 +28,7 @@ async function commitSettingAfter(text: string, values: unknown[], sessionDefaul
 
 function statements(synchronousRecords: boolean) {
   const s = `"${schema.name}"`;
-  return claimStatements(`${s}.claims`, `${s}.waiters`, `${s}.settings`, `${s}.workers`, { synchronousRecords });
+  return claimStatements(s, { synchronousRecords });
 }
 
 const claimValues = () => [randomUUID().replace(/-/g, ''), randomUUID(), 'fp', 'default', 'send', 'wf', null, '1', 1, 'test/1', 30_000, null, null, 1, null, 9, null];

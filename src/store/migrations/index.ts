@@ -12,6 +12,7 @@ import keyFormatInForce from './000007-key-format-in-force.js';
 import callArguments from './000008-call-arguments.js';
 import ledgerRetention from './000009-ledger-retention.js';
 import workerRegistry from './000010-worker-registry.js';
+import settlingSigner from './000011-settling-signer.js';
 
 export interface Migration {
   readonly id: number;
@@ -40,6 +41,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: 8, name: 'call-arguments', sql: callArguments, workersFrom: 7 },
   { id: 9, name: 'ledger-retention', sql: ledgerRetention, workersFrom: 7 },
   { id: 10, name: 'worker-registry', sql: workerRegistry, workersFrom: 7 },
+  { id: 11, name: 'settling-signer', sql: settlingSigner, workersFrom: 7 },
 ];
 
 /** The migration that made every claim say which schema version its worker knows. */
