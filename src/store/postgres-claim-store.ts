@@ -536,13 +536,18 @@ export class PostgresClaimStore implements ClaimStore {
   /**
    * Writes an outcome signed with the secret in force as this store last read it. A worker busy with one
    * long call reads nothing meanwhile, so across `keys activate` and `keys retire` that may be a retired
-   * secret, whose signature every worker refuses: the statement then writes nothing, and the outcome is
-   * signed again with the secret in force now and written once more. False when it still is not written
-   * (the claim is not this caller's any more).
+   * secret, whose signature every worker refuses: the statement then writes nothing (or, outside READ
+   * COMMITTED, fails with a serialization error), and the outcome is signed again with the secret in force
+   * now and written once more. False when it still is not written (the claim is not this caller's any more).
    */
   private async writeSigned(fields: SignedFields, write: (signature: RecordSignature) => Promise<boolean>): Promise<boolean> {
     const signature = this.sign(fields);
-    if (await write(signature)) return true;
+    const written = await write(signature).catch((error: unknown) => {
+      // REPEATABLE READ or SERIALIZABLE: a retirement committed after the statement's snapshot failed it; nothing was written.
+      if (sqlStateOf(error) === SERIALIZATION_FAILURE) return false;
+      throw error;
+    });
+    if (written) return true;
     if (signature.secretId === null) return false;
     await this.readKeyFormat();
     const again = this.sign(fields);

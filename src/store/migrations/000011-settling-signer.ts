@@ -8,12 +8,16 @@
  * and an outcome written while it runs would carry the retired signature past
  * it, to be refused by every worker. So this function first takes the admission
  * lock shared, as the trigger that admits claims does (it waits for a retirement
- * in progress), and then reads the settings in a snapshot of its own (VOLATILE,
- * so under READ COMMITTED it sees what that retirement committed).
+ * in progress), and then reads the settings: under READ COMMITTED in a snapshot
+ * of its own (VOLATILE), under REPEATABLE READ or SERIALIZABLE with the row
+ * locked FOR SHARE, which fails the statement (40001, nothing written) when a
+ * retirement committed after its snapshot. The store then signs anew.
  *
- * Executable by every role, as new functions are: it reads only `settings`,
- * under the caller's own privileges, so a worker role granted before this
- * migration keeps settling claims.
+ * Both this function and the trigger (migration 7, which also locks the settings
+ * FOR SHARE outside READ COMMITTED) run as their owner, the migrator: locking a
+ * row needs the UPDATE grant the worker role does not have, so a worker role at
+ * REPEATABLE READ could claim nothing. They only read the settings and raise;
+ * their search_path is fixed, so the caller cannot redirect what they call.
  *
  * Additive: workers that know migration 7 keep working (they do not call it).
  */
@@ -22,15 +26,24 @@ export default (schema: string): string => {
   const lockKey = `${unquoted(schema)}/key-format`.replaceAll("'", "''");
   return `
 CREATE FUNCTION ${schema}.signed_by_retired(signer text) RETURNS boolean
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  retired text[];
 BEGIN
   IF signer IS NULL THEN
     RETURN false;
   END IF;
   PERFORM pg_advisory_xact_lock_shared(8273181, hashtext('${lockKey}'));
-  RETURN EXISTS (SELECT 1 FROM ${schema}.settings WHERE signer = ANY (retired_secret_ids));
+  IF current_setting('transaction_isolation') = 'read committed' THEN
+    SELECT retired_secret_ids INTO retired FROM ${schema}.settings;
+  ELSE
+    SELECT retired_secret_ids INTO retired FROM ${schema}.settings FOR SHARE;
+  END IF;
+  RETURN signer = ANY (retired);
 END
 $$;
+
+ALTER FUNCTION ${schema}.admit_claim() SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
 `;
 };
 
