@@ -542,16 +542,20 @@ export class PostgresClaimStore implements ClaimStore {
    */
   private async writeSigned(fields: SignedFields, write: (signature: RecordSignature) => Promise<boolean>): Promise<boolean> {
     const signature = this.sign(fields);
-    const written = await write(signature).catch((error: unknown) => {
-      // REPEATABLE READ or SERIALIZABLE: a retirement committed after the statement's snapshot failed it; nothing was written.
-      if (sqlStateOf(error) === SERIALIZATION_FAILURE) return false;
-      throw error;
-    });
-    if (written) return true;
-    if (signature.secretId === null) return false;
-    await this.readKeyFormat();
+    let serializationFailed = false;
+    try {
+      if (await write(signature)) return true;
+    } catch (error) {
+      // REPEATABLE READ or SERIALIZABLE: a change committed after the statement's snapshot (a retirement, a lease
+      // renewal) failed it, and nothing was written. Written again below; failing again, it is the caller's to retry.
+      if (sqlStateOf(error) !== SERIALIZATION_FAILURE) throw error;
+      serializationFailed = true;
+    }
+    if (signature.secretId !== null) await this.readKeyFormat();
     const again = this.sign(fields);
-    return again.secretId !== signature.secretId && (await write(again));
+    // Not written, though signed as it is still to be signed: the claim is not this caller's any more.
+    if (!serializationFailed && again.secretId === signature.secretId) return false;
+    return write(again);
   }
 
   /**

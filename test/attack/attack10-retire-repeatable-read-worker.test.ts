@@ -97,4 +97,47 @@ describe('a call ending while keys retire runs, worker role at REPEATABLE READ',
     await Promise.all([worker.close(), fresh.close()]);
     await workerPool.end();
   });
+
+  it.each(['repeatable read', 'serializable'])(
+    '%s: a lease renewal committed after the record\'s snapshot (40001) does not lose the record',
+    async (isolation) => {
+      const { pool, name } = schema;
+      await pool.query(`TRUNCATE "${name}".claims`);
+      await pool.query(`UPDATE "${name}".settings SET key_format = 1, secret_id = NULL, retired_secret_ids = '{}'`);
+      await new ClaimOperations(pool, { schema: name, secret: OLD }).activateSecret({ reason: 'first secret', force: true });
+      const workerPool = new pg.Pool({
+        connectionString: inject('databaseUrl'),
+        max: 4,
+        options: `-c default_transaction_isolation=${isolation.replace(' ', '\\ ')}`,
+      });
+      workerPool.on('error', () => undefined);
+      const worker = new PostgresClaimStore({ pool: workerPool, schema: name, secret: OLD, logger: quiet });
+      const inForce = (await worker.keyFormats()).inForce;
+      const request = claimRequest({ activityType: 'placeCall', keyFormat: { version: 2, secretId: inForce.secretId } });
+      const keyed = { ...request, key: deriveCustomKey({ namespace: 'default', activityType: 'placeCall', customKey: randomUUID() }, inForce) };
+      const begun = await worker.begin(keyed, 60_000);
+      expect(begun.won).toBe(true);
+
+      // A renewal of the claim's lease holds its row while the record's statement starts: the record waits, and
+      // when the renewal commits it fails with 40001 (the row changed after its snapshot), having written nothing.
+      const renewal = await pool.connect();
+      await renewal.query('BEGIN');
+      await renewal.query(`UPDATE "${name}".claims SET lease_expires_at = now() + interval '1 minute' WHERE key = $1`, [keyed.key]);
+      const recording = worker.complete(begun.claim, defaultPayloadConverter.toPayload({ callId: 'CA123', answered: true }));
+      for (let i = 0; i < 100; i++) {
+        const { rows } = await pool.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'transactionid'`,
+        );
+        if (rows[0]!.n > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      await renewal.query('COMMIT');
+      renewal.release();
+      expect(await recording, 'the record is written again, not reported as a lost claim').toBe(true);
+      const read = await new PostgresClaimStore({ pool, schema: name, secret: OLD, logger: quiet }).get(keyed.key);
+      expect({ state: read?.state, authenticity: read?.authenticity }).toEqual({ state: 'completed', authenticity: 'verified' });
+      await worker.close();
+      await workerPool.end();
+    },
+  );
 });
