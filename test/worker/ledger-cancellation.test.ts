@@ -45,12 +45,17 @@ function placeCallActivity(started: { count: number }) {
   };
 }
 
-/** The claim and both ledger views of the workflow's calls, once the ledger has the finish entry. */
+/**
+ * The claim and both ledger views of the workflow's calls, once the ledger has the finish entry and
+ * the claim is settled. The ledger sits inside the claim's interceptor, so its finish entry is
+ * written first, and the claim a moment later.
+ */
 async function storyOf(workflowId: string) {
   const q = (sql: string) => schema.pool.query(sql, [workflowId]).then((result) => result.rows);
   for (const deadline = Date.now() + 15_000; Date.now() < deadline; await sleep(50)) {
     const finished = await q(`SELECT outcome FROM "${schema.name}".ledger WHERE workflow_id = $1 AND event = 'finished'`);
-    if (finished.length > 0) break;
+    const unsettled = await q(`SELECT 1 FROM "${schema.name}".claims WHERE workflow_id = $1 AND state = 'claimed'`);
+    if (finished.length > 0 && unsettled.length === 0) break;
   }
   return {
     claims: await q(`SELECT state, outcome_note FROM "${schema.name}".claims WHERE workflow_id = $1`),
