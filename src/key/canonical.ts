@@ -85,10 +85,13 @@ class FastWriter {
       case 'object':
         if (value === null) return text + 'null';
         if (depth >= FAST_MAX_DEPTH) throw GIVE_UP;
-        if (Array.isArray(value)) return this.writeArray(value, depth, text);
+        if (Array.isArray(value)) {
+          if (!isPlainArray(value)) throw GIVE_UP;
+          return this.writeArray(value, depth, text);
+        }
         if (isPlainObject(value)) return this.writeRecord(value as Record<string, unknown>, depth, text);
-        if (value instanceof Uint8Array) return text + bytesText(value);
-        if (value instanceof Date && !Number.isNaN(value.getTime())) return text + dateText(value);
+        if (isBytes(value)) return text + bytesText(value);
+        if (isDate(value) && !Number.isNaN(value.getTime())) return text + dateText(value);
         throw GIVE_UP;
       default:
         throw GIVE_UP;
@@ -223,13 +226,13 @@ class CanonicalWriter {
     if (this.ancestors.has(value)) {
       throw invalid(path, 'the value contains a cycle (it refers back to one of its own parents)');
     }
-    if (value instanceof Uint8Array) return void this.out.push(bytesText(value));
-    if (value instanceof Date) {
+    if (Array.isArray(value) && isPlainArray(value)) return this.openArray(value, path);
+    if (isBytes(value)) return void this.out.push(bytesText(value));
+    if (isDate(value)) {
       if (Number.isNaN(value.getTime())) throw invalid(path, 'an invalid Date has no stable form');
       return void this.out.push(dateText(value));
     }
-    if (Array.isArray(value)) return this.openArray(value, path);
-    if (!isPlainObject(value)) {
+    if (Array.isArray(value) || !isPlainObject(value)) {
       const name = (value as { constructor?: { name?: string } }).constructor?.name ?? 'unknown';
       throw invalid(
         path,
@@ -284,6 +287,29 @@ function isArrayIndex(key: string): boolean {
   if (!(code >= 48 && code <= 57)) return false; // fast path: most keys do not start with a digit
   const number = Number(key);
   return Number.isInteger(number) && number <= MAX_ARRAY_INDEX && String(number) === key;
+}
+
+/**
+ * An array as JSON carries it: its prototype is an array's (every realm's Array.prototype is itself
+ * an array), an Array subclass's, or none. Given another prototype (Date.prototype, say: only a
+ * `keyArgs` can build one), the payload converter would call that prototype's `toJSON` on it.
+ */
+function isPlainArray(items: readonly unknown[]): boolean {
+  const prototype: unknown = Object.getPrototypeOf(items);
+  return prototype === null || Array.isArray(prototype) || prototype instanceof Array;
+}
+
+/**
+ * Bytes and dates by what they are and by their prototype, both: `Object.create(Date.prototype)` has
+ * no date inside (its methods would throw), and a real date with a swapped prototype is not one a
+ * converter would write as a date.
+ */
+function isBytes(value: object): value is Uint8Array {
+  return value instanceof Uint8Array && types.isUint8Array(value);
+}
+
+function isDate(value: object): value is Date {
+  return value instanceof Date && types.isDate(value);
 }
 
 /**
