@@ -36,6 +36,8 @@ export function grantStatements(roles: StoreRoles, schema: string = DEFAULT_SCHE
       // Append only: no SELECT, so a compromised worker cannot read what other workers sent.
       `GRANT INSERT ON ${s}.ledger TO ${worker}`,
       `GRANT USAGE ON SEQUENCE ${s}.ledger_id_seq TO ${worker}`,
+      // Runs as the owner: whether an outcome's signer was retired, asked by every settling statement (migration 11).
+      `GRANT EXECUTE ON FUNCTION ${s}.signed_by_retired(text) TO ${worker}`,
     );
   }
   if (roles.operator !== undefined) {

@@ -19,6 +19,9 @@
  * REPEATABLE READ could claim nothing. They only read the settings and raise;
  * their search_path is fixed, so the caller cannot redirect what they call.
  *
+ * EXECUTE is granted by name (roles.ts, with the worker's other grants), as migration 9's functions
+ * are, so a database that revokes EXECUTE from PUBLIC by default works the same as one that does not.
+ *
  * Additive: workers that know migration 7 keep working (they do not call it).
  */
 export default (schema: string): string => {
@@ -42,6 +45,9 @@ BEGIN
   RETURN signer = ANY (retired);
 END
 $$;
+
+-- Only the roles granted it (the worker: roles.ts) may run it as its owner, not every role that can reach the schema.
+REVOKE ALL ON FUNCTION ${schema}.signed_by_retired(text) FROM PUBLIC;
 
 ALTER FUNCTION ${schema}.admit_claim() SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
 `;
