@@ -418,8 +418,7 @@ export class PostgresClaimStore implements ClaimStore {
     if (pending.length === 1) return [await settle(this.insertOrUndo(pending[0]!.request, pending[0]!.leaseMs))];
     const signed = pending.map(({ request, leaseMs }) => {
       const token = randomUUID();
-      const signature = this.sign({ ...request, state: 'claimed', token, result: null, outcomeNote: null, outcomeDetail: null });
-      return { request, leaseMs, token, ...signature };
+      return { request, leaseMs, token, ...this.signClaim(request, token) };
     });
     const column = <T>(pick: (claim: (typeof signed)[number]) => T) => signed.map(pick);
     let rows: ClaimRow[];
@@ -439,7 +438,7 @@ export class PostgresClaimStore implements ClaimStore {
         column(({ request }) => request.deadlineMs),
         column(({ mac }) => mac),
         column(({ request }) => request.keyFormat.version),
-        column(({ request, secretId }) => secretIdOf(request, secretId)),
+        column(({ secretId }) => secretId),
         LATEST_MIGRATION,
         column(({ request }) => (request.arguments ? payloadToJson(request.arguments) : null)),
       ]));
@@ -534,6 +533,15 @@ export class PostgresClaimStore implements ClaimStore {
   }
 
   /**
+   * A new claim is signed with the secret that keyed it, whatever this store read last: the row names
+   * one secret (`secret_id`, which the trigger holds to the one in force) and its MAC must be by that
+   * one. Reads answering out of order across `keys activate` can leave `inForce` a step behind.
+   */
+  private signClaim(request: ClaimRequest, token: string): RecordSignature {
+    return this.authentication.sign({ ...request, state: 'claimed', token, result: null, outcomeNote: null, outcomeDetail: null }, request.keyFormat);
+  }
+
+  /**
    * Writes an outcome signed with the secret in force as this store last read it. A worker busy with one
    * long call reads nothing meanwhile, so across `keys activate` and `keys retire` that may be a retired
    * secret, whose signature every worker refuses: the statement then writes nothing (or, outside READ
@@ -583,7 +591,7 @@ export class PostgresClaimStore implements ClaimStore {
 
 
   private async insertClaim(request: ClaimRequest, token: string, leaseMs: number): Promise<Claim | null> {
-    const { mac, secretId } = this.sign({ ...request, state: 'claimed', token, result: null, outcomeNote: null, outcomeDetail: null });
+    const { mac, secretId } = this.signClaim(request, token);
     const { rows } = await this.query<ClaimRow>('claim', this.statements.claim, [
       request.key,
       token,
@@ -599,7 +607,7 @@ export class PostgresClaimStore implements ClaimStore {
       request.deadlineMs,
       mac,
       request.keyFormat.version,
-      secretIdOf(request, secretId),
+      secretId,
       LATEST_MIGRATION,
       request.arguments ? payloadToJson(request.arguments) : null,
     ]);
@@ -705,11 +713,6 @@ export class PostgresClaimStore implements ClaimStore {
       this.logger.warn('Idempotency: an idle Postgres connection failed; the pool replaces it', { error: errorMessage(error) }),
     );
   }
-}
-
-/** The row carries the id of the secret that signed it; a format-2 key must be keyed by the one in force. */
-function secretIdOf(request: ClaimRequest, signedBy: string | null): string | null {
-  return request.keyFormat.version === 2 ? request.keyFormat.secretId : signedBy;
 }
 
 /**
