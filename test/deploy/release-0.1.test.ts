@@ -1,7 +1,7 @@
 /**
  * The previous release against this one's schema, with 0.1's own code (test/deploy/fixtures/release-0.1:
  * its src at commit 8a8fc4e, byte for byte), not this release's code told an older version number.
- * README "Upgrades and rollbacks": migrations 4 to 10 raise the bar past 0.1, so a 0.1 worker that
+ * README "Upgrades and rollbacks": migrations 4 to 11 raise the bar past 0.1, so a 0.1 worker that
  * starts on the migrated schema is refused at its first claim (by its own check, SchemaTooNewError:
  * 0.1 does not check at start), and one that was
  * already running when the migration committed has its next claim refused by the database (the
