@@ -85,10 +85,7 @@ class FastWriter {
       case 'object':
         if (value === null) return text + 'null';
         if (depth >= FAST_MAX_DEPTH) throw GIVE_UP;
-        if (Array.isArray(value)) {
-          if (!isPlainArray(value)) throw GIVE_UP;
-          return this.writeArray(value, depth, text);
-        }
+        if (Array.isArray(value)) return this.writeArray(value, depth, text);
         if (isPlainObject(value)) return this.writeRecord(value as Record<string, unknown>, depth, text);
         if (isBytes(value)) return text + bytesText(value);
         if (isDate(value) && !Number.isNaN(value.getTime())) return text + dateText(value);
@@ -226,13 +223,14 @@ class CanonicalWriter {
     if (this.ancestors.has(value)) {
       throw invalid(path, 'the value contains a cycle (it refers back to one of its own parents)');
     }
-    if (Array.isArray(value) && isPlainArray(value)) return this.openArray(value, path);
+    // An array is its elements, whatever its prototype (a subclass's, another realm's), as the fast writer has it.
+    if (Array.isArray(value)) return this.openArray(value, path);
     if (isBytes(value)) return void this.out.push(bytesText(value));
     if (isDate(value)) {
       if (Number.isNaN(value.getTime())) throw invalid(path, 'an invalid Date has no stable form');
       return void this.out.push(dateText(value));
     }
-    if (Array.isArray(value) || !isPlainObject(value)) {
+    if (!isPlainObject(value)) {
       const name = (value as { constructor?: { name?: string } }).constructor?.name ?? 'unknown';
       throw invalid(
         path,
@@ -287,16 +285,6 @@ function isArrayIndex(key: string): boolean {
   if (!(code >= 48 && code <= 57)) return false; // fast path: most keys do not start with a digit
   const number = Number(key);
   return Number.isInteger(number) && number <= MAX_ARRAY_INDEX && String(number) === key;
-}
-
-/**
- * An array as JSON carries it: its prototype is an array's (every realm's Array.prototype is itself
- * an array), an Array subclass's, or none. Given another prototype (Date.prototype, say: only a
- * `keyArgs` can build one), the payload converter would call that prototype's `toJSON` on it.
- */
-function isPlainArray(items: readonly unknown[]): boolean {
-  const prototype: unknown = Object.getPrototypeOf(items);
-  return prototype === null || Array.isArray(prototype) || prototype instanceof Array;
 }
 
 /**
