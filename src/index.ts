@@ -29,6 +29,7 @@ export {
   PostgresClaimStore,
   SchemaNotMigratedError,
   SchemaTooNewError,
+  StorePrivilegesMissingError,
   grantScript,
   grantStatements,
   migrate,

@@ -13,6 +13,7 @@ export { setStatementTimeout } from './session-settings.js';
 export { grantScript, grantStatements } from './roles.js';
 export type { StoreRoles } from './roles.js';
 export { SchemaNotMigratedError, SchemaTooNewError } from './schema-version.js';
+export { StorePrivilegesMissingError } from './worker-privileges.js';
 export type { MigrateOptions, MigrateReport } from './migrate.js';
 export { PostgresClaimStore } from './postgres-claim-store.js';
 export type { PostgresClaimStoreOptions } from './postgres-claim-store.js';

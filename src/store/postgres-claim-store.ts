@@ -28,6 +28,7 @@ import { ClaimListener } from './claim-listener.js';
 import type { AuditLedger } from './audit-ledger.js';
 import { PostgresAuditLedger } from './postgres-audit-ledger.js';
 import { DEFAULT_SCHEMA, outcomeChannel, quoteIdentifier } from './identifiers.js';
+import { assertWorkerPrivileges } from './worker-privileges.js';
 import { SchemaTooNewError, assertSchemaUsable, readSchemaState } from './schema-version.js';
 import { LATEST_MIGRATION } from './migrations/index.js';
 import { payloadToJson } from './payload-json.js';
@@ -639,6 +640,7 @@ export class PostgresClaimStore implements ClaimStore {
   private checkOnce(): Promise<void> {
     this.checkedOnce ??= (async () => {
       await assertSchemaUsable(this.pool, this.schema);
+      await assertWorkerPrivileges(this.pool, this.schema, quoteIdentifier('schema', this.schema));
       await checkDurability(this.pool, this.logger);
       await this.readKeyFormat();
     })().catch((error: unknown) => {

@@ -19,8 +19,14 @@
  * REPEATABLE READ could claim nothing. They only read the settings and raise;
  * their search_path is fixed, so the caller cannot redirect what they call.
  *
- * EXECUTE is granted by name (roles.ts, with the worker's other grants), as migration 9's functions
- * are, so a database that revokes EXECUTE from PUBLIC by default works the same as one that does not.
+ * EXECUTE is granted to PUBLIC explicitly, not left to the database's default privileges: every
+ * outcome a worker writes asks this function, so a worker role without EXECUTE could claim (a
+ * trigger needs no grant) and make the call, then record nothing. Granted only by name, a worker
+ * whose grants were given before this migration (a DBA who ran the printed grants once) would lose
+ * every record; so would any database that revokes EXECUTE from PUBLIC by default. What PUBLIC gains
+ * is little: only roles with USAGE on the schema reach it, and it only tells whether a secret id is
+ * retired (the worker reads the settings anyway). roles.ts grants it to the worker by name too, and
+ * the store checks before its first claim that it may run it (worker-privileges.ts).
  *
  * Additive: workers that know migration 7 keep working (they do not call it).
  */
@@ -46,8 +52,8 @@ BEGIN
 END
 $$;
 
--- Only the roles granted it (the worker: roles.ts) may run it as its owner, not every role that can reach the schema.
-REVOKE ALL ON FUNCTION ${schema}.signed_by_retired(text) FROM PUBLIC;
+-- Every role that can use the schema may ask, whatever the database's default privileges: see above.
+GRANT EXECUTE ON FUNCTION ${schema}.signed_by_retired(text) TO PUBLIC;
 
 ALTER FUNCTION ${schema}.admit_claim() SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
 `;
