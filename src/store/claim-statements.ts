@@ -184,7 +184,8 @@ RETURNING ${READ}`,
     // The taker's identity replaces the orphan's, so the row never pairs one attempt's ids with another's.
     // The trigger admits it like a new claim ($13: the schema version this worker knows). An orphan is a
     // claim whose owner is not alive by the one definition reads use; OWNER_ALIVE is never NULL (a claim
-    // without a lease reads as dead), so its negation keeps such a claim takeable, as before.
+    // without a lease reads as dead), so its negation keeps such a claim takeable, as before. Signed by a
+    // retired secret (this worker's format read before an activation and a retirement), it takes nothing.
     takeOver: `
 UPDATE ${table}
 SET token = $3, state = 'claimed', attempt = $4, claimed_by = $5, claimed_at = now(),
@@ -195,6 +196,7 @@ SET token = $3, state = 'claimed', attempt = $4, claimed_by = $5, claimed_at = n
 FROM ${DURABLE_COMMIT}
 WHERE key = $1 AND token = $2
   AND (state = 'unknown' OR (state = 'claimed' AND NOT ${OWNER_ALIVE}))
+  AND ${notRetired('$12::text')}
 ${CLAIM_RETURNING}`,
 
     // The orphan's identity back on the caller's taken-over claim, its outcome unknown: $4 orphan's token, $5 attempt,

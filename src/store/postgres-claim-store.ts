@@ -309,25 +309,35 @@ export class PostgresClaimStore implements ClaimStore {
       runId: request.runId,
       activityId: request.activityId,
     };
-    const { mac, secretId } = this.sign({ ...taker, result: null, outcomeNote: summary, outcomeDetail: detail });
-    const { rows } = await this.pool.query<ClaimRow>(this.statements.takeOver, [
-      orphan.key,
-      orphan.token,
-      token,
-      request.attempt,
-      request.claimedBy,
-      leaseMs,
-      request.workflowId,
-      request.runId,
-      request.activityId,
-      request.deadlineMs,
-      mac,
-      secretId,
-      LATEST_MIGRATION,
-      summary,
-      detail,
-    ]).catch((error: unknown) => this.failedAdmission(error));
-    return rows[0] ? await this.claimOf(rows[0]) : null;
+    const fields: SignedFields = { ...taker, result: null, outcomeNote: summary, outcomeDetail: detail };
+    const write = async ({ mac, secretId }: RecordSignature) => {
+      const { rows } = await this.pool.query<ClaimRow>(this.statements.takeOver, [
+        orphan.key,
+        orphan.token,
+        token,
+        request.attempt,
+        request.claimedBy,
+        leaseMs,
+        request.workflowId,
+        request.runId,
+        request.activityId,
+        request.deadlineMs,
+        mac,
+        secretId,
+        LATEST_MIGRATION,
+        summary,
+        detail,
+      ]).catch((error: unknown) => this.failedAdmission(error));
+      return rows[0] ? await this.claimOf(rows[0]) : null;
+    };
+    const signature = this.sign(fields);
+    const taken = await write(signature);
+    if (taken || signature.secretId === null) return taken;
+    // Nothing taken: the orphan is not one any more, or the secret signed with was retired since this store
+    // last read the format in force (the statement refuses to write it). Signed anew, it is tried once more.
+    await this.readKeyFormat();
+    const again = this.sign(fields);
+    return again.secretId === signature.secretId ? null : write(again);
   }
 
   async addWaiter(waiter: Waiter): Promise<WaiterNoted> {
