@@ -19,6 +19,7 @@ import { UNKEYED, keyedFormat } from '../key/index.js';
 import type { KeyFormat } from '../key/index.js';
 import { pgText } from './pg-text.js';
 import { inTransaction } from './transaction.js';
+import { shareClaimAdmission } from './claim-admission-lock.js';
 import { horizonMs, optionalBoolean } from './operation-inputs.js';
 import { assertSchemaUsable } from './schema-version.js';
 import { RecordAuthentication } from './record-authentication.js';
@@ -554,6 +555,8 @@ LIMIT $3`,
   ): Promise<Claim> {
     await this.schemaReady();
     return inTransaction(this.pool, async (client) => {
+      // The format read here signs the change: no keys activate or retire may commit before the change does.
+      await shareClaimAdmission(client, this.schema);
       const inForce = await this.keyFormatInForce(client);
       const { rows } = await client.query<ClaimRow>(`SELECT ${CLAIM_READ} FROM ${this.claims} WHERE key = $1 FOR UPDATE`, [key]);
       if (!rows[0]) throw new ClaimNotFoundError(key);

@@ -12,6 +12,10 @@
  * does not authenticate, and the workflow waits on a decision that was made.
  *
  * Expected: a resolve that reports success leaves a record the workers accept (or it is refused).
+ * Fixed by the resolve taking the claim admission lock shared before it reads the format: it waits
+ * for an activation under way, then signs with the format that activation put in force. (A resolve
+ * that commits before an activation starts is signed with OLD, and a compromised activation names it
+ * among the rows it distrusts: as with any row OLD signed, the operator checks it again.)
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
@@ -54,31 +58,31 @@ describe('resolve waiting for the row while keys activate --compromised commits'
     // The CLI has the rotation's settings (NEW, with OLD as previous), as the runbook prepares them.
     const operator = new ClaimOperations(pool, { schema: name, secret: NEW, previousSecrets: [OLD] });
 
-    // Something holds the row for a moment (a worker's statement on it; here, a transaction that touched it).
+    // A worker's statement in flight holds the claim admission lock shared (a claim, a record being written):
+    // the activation waits for it, and the operator's resolve comes while the activation is under way.
+    const waitingForAdmission = async (n: number) =>
+      until(async () => {
+        const { rows } = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event = 'advisory'`);
+        return rows[0]!.n >= n;
+      });
     const holder = await pool.connect();
     await holder.query('BEGIN');
-    await holder.query(`UPDATE "${name}".claims SET awaited = true WHERE key = $1`, [request.key]);
+    await holder.query('SELECT pg_advisory_xact_lock_shared(8273181, hashtext($1))', [`${name}/key-format`]);
+    // The leak is found: rotate away from OLD, naming it compromised (it is retired in the same transaction).
+    const activating = operator.activateSecret({ reason: 'OLD leaked', force: true, compromised: [old.secretId!] });
+    expect(await waitingForAdmission(1), 'the activation waits for the statement in flight').toBe(true);
     const resolving = operator
       .resolve(request.key, defaultPayloadConverter.toPayload({ chargeId: 'ch_1', status: 'succeeded' }), { force: false, reason: 'checked Stripe: charged' })
       .then(
         () => 'resolved',
         (error: Error) => `refused: ${error.message}`,
       );
-    expect(
-      await until(async () => {
-        const { rows } = await pool.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE%'`,
-        );
-        return rows[0]!.n > 0;
-      }),
-      'the resolve waits for the row',
-    ).toBe(true);
-
-    // The leak is found: rotate away from OLD, naming it compromised (it is retired in the same transaction).
-    const report = await operator.activateSecret({ reason: 'OLD leaked', force: true, compromised: [old.secretId!] });
-    expect(report.distrusted).toContain(request.key);
+    // Before the fix the resolve did not wait: it read OLD as in force and signed with it while the activation ran.
+    await waitingForAdmission(2);
     await holder.query('COMMIT');
     holder.release();
+    const report = await activating;
+    expect(report.distrusted).toContain(request.key);
     const resolved = await resolving;
 
     const fresh = new PostgresClaimStore({ pool, schema: name, secret: NEW, previousSecrets: [OLD], logger: quiet });
