@@ -215,10 +215,15 @@ LIMIT $5`,
    * Whether `argsText` (recorded arguments, decoded) is what the claim's fingerprint was made from:
    * arguments that were swapped in the table do not match. `unknown` when the claim's key format
    * needs a secret the CLI was not given.
+   *
+   * A keyed claim's row names the secret that last signed it, which is not always the one that keyed
+   * it (an activation or a retirement signs rows anew): every secret the CLI knows is tried.
    */
   argumentsMatch(claim: Claim, argsText: string): boolean | 'unknown' {
-    const format = claim.keyFormat.version === 1 ? UNKEYED : this.keyedFormatOf(claim.keyFormat.secretId);
-    return format ? format.fingerprint(argsText) === claim.fingerprint : 'unknown';
+    if (claim.keyFormat.version === 1) return UNKEYED.fingerprint(argsText) === claim.fingerprint;
+    const known = this.authentication.secretIds.map((id) => this.keyedFormatOf(id)!);
+    if (known.some((format) => format.fingerprint(argsText) === claim.fingerprint)) return true;
+    return this.keyedFormatOf(claim.keyFormat.secretId) ? false : 'unknown';
   }
 
   private keyedFormatOf(secretId: string | null): KeyFormat | undefined {
