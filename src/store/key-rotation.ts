@@ -137,6 +137,11 @@ FROM ${this.context.claims}`,
     return inTransaction(this.context.pool, async (client) => {
       await lockClaimAdmission(client, this.context.schema);
       const before = await this.context.keyFormatInForce(client);
+      // Checked again under the lock: a `keys retire` of this secret may have committed since (two operators,
+      // one rolling back as the other finishes a rotation), and a retired secret in force refuses every record.
+      if (before.retiredSecretIds?.includes(secretId)) {
+        throw new ClaimChangeRefusedError('retired', undefined, `Secret ${secretId} was retired (\`keys retire\`) while this ran: it cannot be put in force again. Nothing was changed.`);
+      }
       // Claims wait on this lock: only what came since the full pass.
       const locked = await this.signRowsFor(client, target, batch, true, compromised);
       await client.query(
@@ -272,6 +277,17 @@ ORDER BY seen_at DESC`,
     const unlocked = await this.signRowsFor(this.context.pool, inForce, batch, true);
     return inTransaction(this.context.pool, async (client) => {
       await lockClaimAdmission(client, this.context.schema);
+      // Checked again under the lock: a `keys activate` may have committed since (of this very secret, by an
+      // operator rolling back), and the rows are signed again with the secret read in force above.
+      const now = await this.context.keyFormatInForce(client);
+      if (now.secretId !== inForce.secretId) {
+        throw new ClaimChangeRefusedError(
+          now.secretId === secretId ? 'in-force' : 'format-changed',
+          undefined,
+          `The secret in force changed while this ran (${inForce.secretId ?? 'none'} to ${now.secretId ?? 'none'}): ` +
+            `nothing was changed. Check \`keys status\`, then run it again if ${secretId} is still to be retired.`,
+        );
+      }
       const locked = await this.signRowsFor(client, inForce, batch, true);
       await client.query(
         `UPDATE ${this.context.settings} SET retired_secret_ids = array_append(retired_secret_ids, $1) WHERE NOT ($1 = ANY (retired_secret_ids))`,

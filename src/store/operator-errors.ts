@@ -34,7 +34,9 @@ export type ChangeRefusal =
   /** `keys activate` of a secret that a worker seen lately does not hold. */
   | 'workers-lack-secret'
   /** `keys activate` finding rows signed by secrets the CLI was not given. */
-  | 'unknown-signers';
+  | 'unknown-signers'
+  /** `keys retire` while another operator's `keys activate` changed the secret in force. */
+  | 'format-changed';
 
 export class ClaimChangeRefusedError extends IdempotencyError {
   override readonly name = 'ClaimChangeRefusedError';
