@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import { IdempotencyError } from '../errors.js';
 
-/** Raised before any claim when the store's role lacks a privilege it needs to claim, record, release or renew. */
+/** Raised before any claim when the store's role lacks a privilege a worker needs (see requiredPrivileges). */
 export class StorePrivilegesMissingError extends IdempotencyError {
   override readonly name = 'StorePrivilegesMissingError';
   readonly code = 'store-privileges-missing';
@@ -18,29 +18,50 @@ export class StorePrivilegesMissingError extends IdempotencyError {
     // The role's name stays out: this text reaches workflow history.
     super(
       `The database role this worker connects as lacks ${missing.join(', ')} in schema "${schema}", which it needs ` +
-        'to record the outcome of what it claims: nothing was claimed. As the migrator, run ' +
+        'to record what it claims and who waits on it: nothing was claimed. As the migrator, run ' +
         '`temporal-idempotency migrate --worker-role <role>`, or the statements `temporal-idempotency grants ' +
         '--worker-role <role>` prints.',
     );
   }
 }
 
-/** Throws StorePrivilegesMissingError unless the connected role may claim, settle and release in `quotedSchema`. */
+interface RequiredPrivilege {
+  readonly label: string;
+  /** The check's function, and its two arguments: the object's name and the privilege. */
+  readonly check: 'has_any_column_privilege' | 'has_table_privilege' | 'has_function_privilege';
+  readonly object: string;
+  readonly privilege: string;
+}
+
+/** What a worker does in the schema, each with its check (a column grant counts as the table's: a DBA may grant exactly the columns written). */
+function requiredPrivileges(quotedSchema: string): RequiredPrivilege[] {
+  const onTable = (table: string, privileges: readonly string[]): RequiredPrivilege[] =>
+    privileges.map((privilege) => ({
+      label: `${privilege} on ${table}`,
+      check: privilege === 'DELETE' ? 'has_table_privilege' : 'has_any_column_privilege',
+      object: `${quotedSchema}.${table}`,
+      privilege,
+    }));
+  return [
+    // Claims, records, releases, renewals and undoes.
+    ...onTable('claims', ['SELECT', 'INSERT', 'UPDATE', 'DELETE']),
+    // A refused workflow on record as waiting, for resolve and release to signal: without it, it waits for ever.
+    ...onTable('waiters', ['SELECT', 'INSERT', 'UPDATE']),
+    // The worker registry `keys activate` reads to refuse while a worker lacks the secret it would put in force.
+    ...onTable('workers', ['SELECT', 'INSERT', 'UPDATE']),
+    { label: 'EXECUTE on signed_by_retired(text)', check: 'has_function_privilege', object: `${quotedSchema}.signed_by_retired(text)`, privilege: 'EXECUTE' },
+  ];
+}
+
+/** Throws StorePrivilegesMissingError unless the connected role may do in `quotedSchema` all a worker does there. */
 export async function assertWorkerPrivileges(pool: pg.Pool, schema: string, quotedSchema: string): Promise<void> {
-  const claims = `${quotedSchema}.claims`;
-  const signer = `${quotedSchema}.signed_by_retired(text)`;
-  // Column grants count as the table's: a DBA may grant exactly the columns the statements write.
+  const required = requiredPrivileges(quotedSchema);
+  const checks = required.map(({ check }, index) => `${check}($${2 * index + 1}, $${2 * index + 2}) AS p${index}`);
   const { rows } = await pool.query<Record<string, boolean>>(
-    `
-SELECT has_any_column_privilege($1, 'SELECT') AS "SELECT on claims",
-  has_any_column_privilege($1, 'INSERT') AS "INSERT on claims",
-  has_any_column_privilege($1, 'UPDATE') AS "UPDATE on claims",
-  has_table_privilege($1, 'DELETE') AS "DELETE on claims",
-  has_function_privilege($2, 'EXECUTE') AS "EXECUTE on signed_by_retired(text)"`,
-    [claims, signer],
+    `SELECT ${checks.join(', ')}`,
+    required.flatMap(({ object, privilege }) => [object, privilege]),
   );
-  const missing = Object.entries(rows[0] ?? {})
-    .filter(([, granted]) => !granted)
-    .map(([privilege]) => privilege);
+  const granted = rows[0] ?? {};
+  const missing = required.filter((_, index) => granted[`p${index}`] !== true).map(({ label }) => label);
   if (missing.length > 0) throw new StorePrivilegesMissingError(schema, missing);
 }
