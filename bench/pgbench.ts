@@ -35,7 +35,10 @@ export interface PgbenchResult {
   readonly postgresCpuMsPerCycle: number | null;
 }
 
-/** Transactions (one claim and one completion each) per second, and Postgres's CPU for each, after a warm-up run. */
+/**
+ * Transactions (one claim and one completion each) per second, and Postgres's CPU for each, after a warm-up run.
+ * `scriptText`: another cycle to run instead of pgbench's own (bench/postgres-cost.ts).
+ */
 export async function pgbenchCycles(
   connectionString: string,
   schema: string,
@@ -43,11 +46,12 @@ export async function pgbenchCycles(
   seconds: number,
   warmupSeconds: number,
   cpuRoots: CpuRoots,
+  scriptText: string = claimScript(schema),
 ): Promise<PgbenchResult> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-pgbench-'));
   try {
     const script = join(dir, 'claim.sql');
-    await writeFile(script, claimScript(schema));
+    await writeFile(script, scriptText);
     await pgbench(connectionString, script, clients, warmupSeconds);
     const before = await snapshotCpu(cpuRoots);
     const { perSecond, cycles } = await pgbench(connectionString, script, clients, seconds);
@@ -74,7 +78,7 @@ async function pgbench(connectionString: string, script: string, clients: number
  * The store's two statements, one at a time (pgbench sends no batches); its variables stand in for the
  * parameters it can carry. The record commits without waiting for the WAL flush, as the store's does.
  */
-function claimScript(schema: string): string {
+export function claimScript(schema: string): string {
   const table = `"${schema}".claims`;
   const channel = `temporal_idempotency_${schema}`.slice(0, 63);
   const result = JSON.stringify(RESULT_JSON).replaceAll("'", "''");
