@@ -330,14 +330,11 @@ export class PostgresClaimStore implements ClaimStore {
       ]).catch((error: unknown) => this.failedAdmission(error));
       return rows[0] ? await this.claimOf(rows[0]) : null;
     };
-    const signature = this.sign(fields);
-    const taken = await write(signature);
-    if (taken || signature.secretId === null) return taken;
-    // Nothing taken: the orphan is not one any more, or the secret signed with was retired since this store
-    // last read the format in force (the statement refuses to write it). Signed anew, it is tried once more.
-    await this.readKeyFormat();
-    const again = this.sign(fields);
-    return again.secretId === signature.secretId ? null : write(again);
+    // Signed by a secret retired since this store last read the format in force, the statement takes nothing:
+    // signed anew and written again, as an outcome is.
+    let taken: Claim | null = null;
+    await this.writeSigned(fields, async (signature) => (taken = await write(signature)) !== null);
+    return taken;
   }
 
   async addWaiter(waiter: Waiter): Promise<WaiterNoted> {
@@ -553,7 +550,7 @@ export class PostgresClaimStore implements ClaimStore {
   }
 
   /**
-   * Writes an outcome signed with the secret in force as this store last read it. A worker busy with one
+   * Writes an outcome (or a takeover) signed with the secret in force as this store last read it. A worker busy with one
    * long call reads nothing meanwhile, so across `keys activate` and `keys retire` that may be a retired
    * secret, whose signature every worker refuses: the statement then writes nothing (or, outside READ
    * COMMITTED, fails with a serialization error), and the outcome is signed again with the secret in force
