@@ -12,14 +12,13 @@
  *
  * Expected: a claim a worker inserts authenticates.
  */
-import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { describe, expect, it, inject } from 'vitest';
 import { ClaimOperations, PostgresClaimStore } from '../../src/index.js';
 import type { StoreLogger } from '../../src/index.js';
-import { DeploymentSecret, deriveCustomKey, keyedFormat } from '../../src/key/index.js';
+import { DeploymentSecret, keyedFormat } from '../../src/key/index.js';
 import { useTestSchema } from '../support/schema.js';
-import { claimRequest } from '../support/claims.js';
+import { poolWithSlowReads } from '../support/slow-reads.js';
+import { keyedClaimRequest } from '../support/claims.js';
 
 const schema = useTestSchema(import.meta.filename);
 const OLD = 'the-secret-of-last-year-of-at-least-32-bytes-000';
@@ -31,30 +30,14 @@ describe('reads answering out of order across keys activate', () => {
     const { pool, name } = schema;
     await new ClaimOperations(pool, { schema: name, secret: OLD }).activateSecret({ reason: 'first secret', force: true });
 
-    const workerPool = new pg.Pool({ connectionString: inject('databaseUrl'), max: 4 });
-    workerPool.on('error', () => undefined);
     // A slow answer to one read (a busy network or server): its result arrives later than the next read's.
-    let holdNextGet: Promise<void> | undefined;
-    const realQuery = workerPool.query.bind(workerPool) as (...args: unknown[]) => Promise<unknown>;
-    (workerPool as unknown as { query: unknown }).query = async (...args: unknown[]) => {
-      const config = args[0] as { name?: string };
-      const gate = typeof config === 'object' && config.name?.endsWith('_get') ? holdNextGet : undefined;
-      if (gate) holdNextGet = undefined;
-      const result = await realQuery(...args);
-      if (gate) await gate;
-      return result;
-    };
+    const { pool: workerPool, holdNextGet } = poolWithSlowReads(inject('databaseUrl'));
     const worker = new PostgresClaimStore({ pool: workerPool, schema: name, secret: NEW, previousSecrets: [OLD], logger: quiet });
     const oldFormat = keyedFormat(new DeploymentSecret(OLD));
-    const earlier = claimRequest({
-      key: deriveCustomKey({ namespace: 'default', activityType: 'placeCall', customKey: randomUUID() }, oldFormat),
-      activityType: 'placeCall',
-      keyFormat: { version: 2, secretId: oldFormat.secretId },
-    });
+    const earlier = keyedClaimRequest(oldFormat);
     expect((await worker.begin(earlier, 60_000)).won).toBe(true);
 
-    let release!: () => void;
-    holdNextGet = new Promise<void>((resolve) => (release = resolve));
+    const release = holdNextGet();
     const slowRead = worker.get(earlier.key); // its snapshot: OLD in force
     await new Promise((resolve) => setTimeout(resolve, 200));
 
@@ -66,11 +49,7 @@ describe('reads answering out of order across keys activate', () => {
     release();
     await slowRead; // answers last, with the format of its older snapshot
 
-    const request = claimRequest({
-      key: deriveCustomKey({ namespace: 'default', activityType: 'placeCall', customKey: randomUUID() }, formats.inForce),
-      activityType: 'placeCall',
-      keyFormat: { version: 2, secretId: formats.inForce.secretId },
-    });
+    const request = keyedClaimRequest(formats.inForce);
     const begun = await worker.begin(request, 60_000);
     expect(begun.won).toBe(true);
 

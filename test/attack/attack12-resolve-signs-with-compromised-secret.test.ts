@@ -17,14 +17,13 @@
  * that commits before an activation starts is signed with OLD, and a compromised activation names it
  * among the rows it distrusts: as with any row OLD signed, the operator checks it again.)
  */
-import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { ClaimOperations, PostgresClaimStore } from '../../src/index.js';
 import type { StoreLogger } from '../../src/index.js';
-import { DeploymentSecret, deriveCustomKey, keyedFormat } from '../../src/key/index.js';
+import { DeploymentSecret, keyedFormat } from '../../src/key/index.js';
 import { useTestSchema } from '../support/schema.js';
-import { claimRequest } from '../support/claims.js';
+import { keyedClaimRequest } from '../support/claims.js';
 
 const schema = useTestSchema(import.meta.filename);
 const OLD = 'the-secret-that-leaked-of-at-least-32-bytes-000000';
@@ -45,11 +44,7 @@ describe('resolve waiting for the row while keys activate --compromised commits'
     await new ClaimOperations(pool, { schema: name, secret: OLD }).activateSecret({ reason: 'first secret', force: true });
     const old = keyedFormat(new DeploymentSecret(OLD));
     const worker = new PostgresClaimStore({ pool, schema: name, secret: OLD, logger: quiet });
-    const request = claimRequest({
-      key: deriveCustomKey({ namespace: 'default', activityType: 'chargeCard', customKey: randomUUID() }, old),
-      activityType: 'chargeCard',
-      keyFormat: { version: 2, secretId: old.secretId },
-    });
+    const request = keyedClaimRequest(old, { activityType: 'chargeCard' });
     const begun = await worker.begin(request, 60_000);
     expect(begun.won).toBe(true);
     // The charge's outcome is not known: a person checks the vendor and resolves it.

@@ -14,14 +14,13 @@
  *
  * Expected: a claim a worker takes over authenticates.
  */
-import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { describe, expect, it, inject } from 'vitest';
 import { ClaimOperations, PostgresClaimStore } from '../../src/index.js';
 import type { StoreLogger } from '../../src/index.js';
-import { DeploymentSecret, deriveCustomKey, keyedFormat } from '../../src/key/index.js';
+import { DeploymentSecret, keyedFormat } from '../../src/key/index.js';
 import { useTestSchema } from '../support/schema.js';
-import { claimRequest } from '../support/claims.js';
+import { poolWithSlowReads } from '../support/slow-reads.js';
+import { keyedClaimRequest } from '../support/claims.js';
 
 const schema = useTestSchema(import.meta.filename);
 const OLD = 'the-secret-of-last-year-of-at-least-32-bytes-000';
@@ -33,30 +32,14 @@ describe('a takeover after reads answered out of order across keys activate and 
     const { pool, name } = schema;
     await new ClaimOperations(pool, { schema: name, secret: OLD }).activateSecret({ reason: 'first secret', force: true });
 
-    const workerPool = new pg.Pool({ connectionString: inject('databaseUrl'), max: 4 });
-    workerPool.on('error', () => undefined);
     // A slow answer to one read (a busy network or server): its result arrives later than later reads'.
-    let holdNextGet: Promise<void> | undefined;
-    const realQuery = workerPool.query.bind(workerPool) as (...args: unknown[]) => Promise<unknown>;
-    (workerPool as unknown as { query: unknown }).query = async (...args: unknown[]) => {
-      const config = args[0] as { name?: string };
-      const gate = typeof config === 'object' && config.name?.endsWith('_get') ? holdNextGet : undefined;
-      if (gate) holdNextGet = undefined;
-      const result = await realQuery(...args);
-      if (gate) await gate;
-      return result;
-    };
+    const { pool: workerPool, holdNextGet } = poolWithSlowReads(inject('databaseUrl'));
     const taker = new PostgresClaimStore({ pool: workerPool, schema: name, secret: NEW, previousSecrets: [OLD], logger: quiet });
     const oldFormat = keyedFormat(new DeploymentSecret(OLD));
-    const earlier = claimRequest({
-      key: deriveCustomKey({ namespace: 'default', activityType: 'placeCall', customKey: randomUUID() }, oldFormat),
-      activityType: 'placeCall',
-      keyFormat: { version: 2, secretId: oldFormat.secretId },
-    });
+    const earlier = keyedClaimRequest(oldFormat);
     expect((await taker.begin(earlier, 60_000)).won).toBe(true);
 
-    let release!: () => void;
-    holdNextGet = new Promise<void>((resolve) => (release = resolve));
+    const release = holdNextGet();
     const slowRead = taker.get(earlier.key); // its snapshot: OLD in force, nothing retired
     await new Promise((resolve) => setTimeout(resolve, 200));
 
@@ -65,8 +48,8 @@ describe('a takeover after reads answered out of order across keys activate and 
 
     // A call made under NEW whose worker died: its lease runs out.
     const newFormat = keyedFormat(new DeploymentSecret(NEW));
-    const key = deriveCustomKey({ namespace: 'default', activityType: 'chargeCard', customKey: randomUUID() }, newFormat);
-    const first = claimRequest({ key, activityType: 'chargeCard', keyFormat: { version: 2, secretId: newFormat.secretId } });
+    const first = keyedClaimRequest(newFormat, { activityType: 'chargeCard' });
+    const { key } = first;
     const dead = new PostgresClaimStore({ pool, schema: name, secret: NEW, previousSecrets: [OLD], logger: quiet });
     expect((await dead.begin(first, 300)).won).toBe(true);
     await new Promise((resolve) => setTimeout(resolve, 600));
