@@ -8,7 +8,6 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { claimStatements } from '../src/store/claim-statements.js';
 import { outcomeChannel } from '../src/store/identifiers.js';
-import { LATEST_MIGRATION } from '../src/store/migrations/index.js';
 import { LEASE_MS, RESULT_JSON, nextClaimRequest } from './claim-input.js';
 
 export function baselineCycle(pool: pg.Pool, schema: string): () => Promise<void> {
@@ -20,7 +19,7 @@ export function baselineCycle(pool: pg.Pool, schema: string): () => Promise<void
     const { rows } = await pool.query<{ key: string; token: string }>({
       name: `bench_claim_${schema}`,
       text: statements.claim,
-      // The store's parameters for an unsigned format-1 claim: no MAC, no secret, no recorded arguments.
+      // The store's parameters for an unsigned claim: no MAC, no secret, no recorded arguments.
       values: [
         request.key,
         randomUUID(),
@@ -35,9 +34,7 @@ export function baselineCycle(pool: pg.Pool, schema: string): () => Promise<void
         LEASE_MS,
         request.deadlineMs,
         null,
-        1,
         null,
-        LATEST_MIGRATION,
         null,
       ],
     });

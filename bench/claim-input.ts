@@ -39,7 +39,5 @@ export function nextClaimRequest(): ClaimRequest {
     attempt: 1,
     claimedBy: `bench/${process.pid}`,
     deadlineMs: null,
-    keyFormat: { version: 1, secretId: null },
-    previousKeys: [],
   };
 }

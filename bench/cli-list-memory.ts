@@ -30,7 +30,7 @@ INSERT INTO "${schema}".claims (key, state, token, fingerprint, namespace, activ
   attempt, claimed_by, claimed_at, finished_at, result_payload, worker_schema)
 SELECT md5(i::text), 'completed', gen_random_uuid(), md5(i::text), 'default', 'chargeCard', 'wf-' || i, 'run-1', '1',
   1, 'bench/1', now() - i * interval '1 second', now(),
-  jsonb_build_object('metadata', jsonb_build_object('encoding', 'anNvbi9wbGFpbg=='), 'data', repeat('A', $2)), 7
+  jsonb_build_object('metadata', jsonb_build_object('encoding', 'anNvbi9wbGFpbg=='), 'data', repeat('A', $2))
 FROM generate_series(1, $1) AS i`,
     [claims, resultBytes],
   );

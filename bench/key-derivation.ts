@@ -4,7 +4,8 @@
  * process, rounds alternated so drift hits both alike. Issue 15's target:
  * at most 2x for 1 MB of arguments.
  */
-import { deriveCallKeys } from '../src/key/index.js';
+import { randomBytes } from 'node:crypto';
+import { KeySalt, deriveCallKeys } from '../src/key/index.js';
 
 export interface KeyDerivationResult {
   readonly shape: string;
@@ -35,6 +36,7 @@ export function largeArguments(): Record<string, unknown[]> {
 
 export function benchKeyDerivation(rounds = 15): KeyDerivationResult[] {
   const input = { namespace: 'default', scopeMaterial: { scope: 'workflow', workflowId: 'wf-1' }, activityType: 'send' } as const;
+  const salt = new KeySalt(randomBytes(32));
   return Object.entries(largeArguments()).map(([shape, args]) => {
     const derive: number[] = [];
     const stringify: number[] = [];
@@ -44,7 +46,7 @@ export function benchKeyDerivation(rounds = 15): KeyDerivationResult[] {
       bytes = JSON.stringify(args).length;
       stringify.push(performance.now() - started);
       started = performance.now();
-      deriveCallKeys({ ...input, semanticArgs: args });
+      deriveCallKeys({ ...input, semanticArgs: args }, salt);
       derive.push(performance.now() - started);
     }
     const deriveMs = median(derive);

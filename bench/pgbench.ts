@@ -10,7 +10,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { LEASE_MS, RESULT_JSON } from './claim-input.js';
-import { LATEST_MIGRATION } from '../src/store/migrations/index.js';
 import { cpuUsed, snapshotCpu } from './cpu-usage.js';
 import type { CpuRoots } from './cpu-usage.js';
 
@@ -85,10 +84,10 @@ export function claimScript(schema: string): string {
   return `
 INSERT INTO ${table}
   (key, state, token, fingerprint, namespace, activity_type, workflow_id, run_id, activity_id, attempt, claimed_by,
-   lease_expires_at, worker_schema)
+   lease_expires_at)
 VALUES (md5(random()::text) || md5(random()::text), 'claimed', gen_random_uuid(), md5('fingerprint') || md5('bench'),
   'default', 'chargeCard', 'bench-workflow', '6b1f7c3e-2d4a-4c1e-9a51-0f3a9d2b8e71', :client_id, 1, 'pgbench',
-  now() + ${LEASE_MS} * interval '1 millisecond', ${LATEST_MIGRATION})
+  now() + ${LEASE_MS} * interval '1 millisecond')
 ON CONFLICT (key) DO NOTHING
 RETURNING *, true AS owner_alive \\gset
 WITH settled AS (

@@ -1,7 +1,7 @@
 /**
  * `npx tsx bench/postgres-cost.ts`: where the store's Postgres CPU per claim-and-record cycle goes,
  * measured. pgbench runs the store's own two statements (imported from claim-statements.ts, with
- * the parameters a format-1 claim without recorded arguments sends, as literals and pgbench
+ * the parameters an unsigned claim without recorded arguments sends, as literals and pgbench
  * variables) beside pgbench's bare cycle and variants that each leave one part out; every variant
  * in a fresh schema, rounds alternated. The parts left out are what the store needs: the
  * differences say what each costs, not what could go.
@@ -15,7 +15,6 @@ import type { CpuRoots } from './cpu-usage.js';
 import { storeCycle } from './store-cycle.js';
 import { claimStatements } from '../src/store/claim-statements.js';
 import { outcomeChannel } from '../src/store/identifiers.js';
-import { LATEST_MIGRATION } from '../src/store/migrations/index.js';
 import { LEASE_MS, RESULT_JSON } from './claim-input.js';
 import { localPostmasterPid } from './pg-stats.js';
 import { claimScript, pgbenchCycles, pgbenchUnavailable } from './pgbench.js';
@@ -46,7 +45,7 @@ function bind(text: string, values: Record<number, string>): string {
   });
 }
 
-/** The store's claim and complete, as it sends them for an unsigned format-1 claim, `edit`ed. */
+/** The store's claim and complete, as it sends them for an unsigned claim, `edit`ed. */
 function storeScript(schema: string, edit: { claim?: (sql: string) => string; complete?: (sql: string) => string } = {}): string {
   const statements = claimStatements(`"${schema}"`);
   const claim = bind((edit.claim ?? ((sql) => sql))(statements.claim), {
@@ -63,10 +62,8 @@ function storeScript(schema: string, edit: { claim?: (sql: string) => string; co
     11: String(LEASE_MS),
     12: 'NULL',
     13: 'NULL',
-    14: '1',
+    14: 'NULL',
     15: 'NULL',
-    16: String(LATEST_MIGRATION),
-    17: 'NULL',
   });
   const complete = bind((edit.complete ?? ((sql) => sql))(statements.complete), {
     1: ':key',
@@ -84,17 +81,8 @@ const VARIANTS: Variant[] = [
   { name: "pgbench's bare cycle (the bench's reference)", script: claimScript },
   { name: "the store's two statements", script: (schema) => storeScript(schema) },
   {
-    name: '  without the claim admission trigger',
-    script: (schema) => storeScript(schema),
-    prepare: (schema) => `ALTER TABLE "${schema}".claims DISABLE TRIGGER USER`,
-  },
-  {
     name: '  the claim returning key and token only',
     script: (schema) => storeScript(schema, { claim: (sql) => sql.replace(/RETURNING[\s\S]*$/, 'RETURNING key, token') }),
-  },
-  {
-    name: '  the record without signed_by_retired()',
-    script: (schema) => storeScript(schema, { complete: (sql) => sql.replace(/ AND NOT "[^"]+"\.signed_by_retired\(\$6::text\)/, '') }),
   },
   { name: 'the same two statements from Node (pg.Pool)', node: baselineCycle },
   { name: 'PostgresClaimStore (begin, complete)', node: storeCycle({}) },

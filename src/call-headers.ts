@@ -25,8 +25,7 @@ export interface ResumeKey {
   readonly key: string;
   /** The refused call's activity type. */
   readonly activityType: string;
-  /** Absent from headers written by 0.1, which carried the key to the refused call's place only: read as `same`. */
-  readonly match?: ResumeMatch;
+  readonly match: ResumeMatch;
 }
 
 /**
@@ -62,6 +61,6 @@ export function isResumeKey(value: unknown): value is ResumeKey {
     typeof candidate.key === 'string' &&
     /^[0-9a-f]{64}$/.test(candidate.key) &&
     typeof candidate.activityType === 'string' &&
-    (candidate.match === undefined || candidate.match === 'same' || candidate.match === 'other')
+    (candidate.match === 'same' || candidate.match === 'other')
   );
 }

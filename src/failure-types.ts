@@ -21,10 +21,17 @@ export const IdempotencyConfiguration = 'IdempotencyConfiguration';
  */
 export const IdempotencyResultUndecodable = 'IdempotencyResultUndecodable';
 /**
- * The record does not authenticate under the deployment's secret (forged, copied from another
- * key, or edited by someone without the secret). Non-retryable: nothing was called or answered.
+ * The record does not check under the record secret it names, which this worker holds (forged,
+ * copied from another key, or edited by someone without the secret). Non-retryable: nothing was
+ * called or answered.
  */
 export const IdempotencyRecordRejected = 'IdempotencyRecordRejected';
+/**
+ * The record is signed by a record secret this worker does not hold (or is unsigned, where this
+ * worker requires signatures): a secret rollout in progress. Retryable: a worker given that secret
+ * answers it; nothing was called or answered meanwhile.
+ */
+export const IdempotencyRecordUnverifiable = 'IdempotencyRecordUnverifiable';
 
 export const IDEMPOTENCY_FAILURE_TYPES = [
   IdempotencyOrphanedClaim,
@@ -35,6 +42,7 @@ export const IDEMPOTENCY_FAILURE_TYPES = [
   IdempotencyConfiguration,
   IdempotencyResultUndecodable,
   IdempotencyRecordRejected,
+  IdempotencyRecordUnverifiable,
 ] as const;
 
 export type IdempotencyFailureType = (typeof IDEMPOTENCY_FAILURE_TYPES)[number];

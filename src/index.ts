@@ -7,8 +7,8 @@ export { IdempotencyConfigError, IdempotencyError, InvalidArgumentError } from '
 export * from './failure-types.js';
 export { idempotencyInterceptors } from './worker/registration.js';
 export { IdempotencyPlugin, WORKFLOW_INTERCEPTORS_MODULE } from './worker/plugin.js';
-export { IdempotentActivityInbound, IdempotentActivityInboundInterceptor } from './worker/interceptor.js';
-export { AuditedActivityInbound, AuditedActivityInboundInterceptor, auditLedgerInterceptors } from './worker/audit-interceptor.js';
+export { IdempotentActivityInboundInterceptor } from './worker/interceptor.js';
+export { AuditedActivityInboundInterceptor, auditLedgerInterceptors } from './worker/audit-interceptor.js';
 export { IdempotencyContextError, idempotencyHeaders, idempotencyKey } from './worker/current-call.js';
 export { NotSentError, OutcomeUnknownError } from './worker/errors.js';
 export { PayloadCodecContractError } from './worker/result-codec.js';
@@ -20,8 +20,8 @@ export {
   ClaimContendedError,
   ClaimNotFoundError,
   ClaimOperations,
-  KeyFormatChangedError,
-  KeyFormatUnavailableError,
+  InvalidSecretError,
+  LedgerPruneRefusedError,
   SecretRequiredError,
   DEFAULT_SCHEMA,
   InvalidIdentifierError,

@@ -223,6 +223,7 @@ describe('options: IdempotencyConfigError naming the option, when the worker is 
 /** A ClaimStore without the optional ledger: only the required methods, bound to a real store. */
 function storeMethods(real: PostgresClaimStore): ClaimStore {
   return {
+    keySalt: real.keySalt.bind(real),
     begin: real.begin.bind(real),
     complete: real.complete.bind(real),
     release: real.release.bind(real),

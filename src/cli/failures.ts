@@ -3,11 +3,12 @@ import {
   ClaimChangeRefusedError,
   ClaimNotFoundError,
   InvalidIdentifierError,
+  InvalidSecretError,
+  LedgerPruneRefusedError,
   SchemaNotMigratedError,
   SchemaTooNewError,
   SecretRequiredError,
 } from '../store/index.js';
-import { InvalidSecretError } from '../key/index.js';
 import { errorMessage } from '../error-text.js';
 import { CliError, EXIT } from './errors.js';
 
@@ -23,6 +24,6 @@ function exitCodeOf(error: unknown): number {
   // The database is there but not usable by this release: the message names the fix (migrate, or upgrade).
   if (error instanceof SchemaNotMigratedError || error instanceof SchemaTooNewError) return EXIT.unavailable;
   if (error instanceof ClaimNotFoundError) return EXIT.notFound;
-  if (error instanceof ClaimChangeRefusedError) return EXIT.conflict;
+  if (error instanceof ClaimChangeRefusedError || error instanceof LedgerPruneRefusedError) return EXIT.conflict;
   return EXIT.failure;
 }

@@ -46,18 +46,13 @@ Commands:
                                         that completed after it was refused, or when a signal was lost
   release-absent KEY --reason TEXT      it did not happen, for a key whose claim is gone (deleted outside the
                                         CLI): records the release, so \`resume\` may let workflows call again
-  keys status                           the key format in force, and rows not signed by its secret
-  keys activate [--reason TEXT] [--force] [--compromised ID]...
-                                        put the CLI's secret in force (after every worker has it): signs the
-                                        rows that authenticate, then switches every new claim to keys under it;
-                                        refused while a worker seen lately lacks it or the one in force, or rows
-                                        are signed by secrets the CLI was not given (--force: activate anyway).
-                                        --compromised ID, after a leak: that secret's rows are not signed again
-                                        and it is retired at once, so each of its rows is refused for a person
-                                        to check (a leaked secret can sign a planted receipt)
-  keys retire --secret ID [--reason TEXT]
-                                        after a rotation: rows the old secret signed are signed again with the one
-                                        in force, then anything it signs is refused (it may have leaked)
+  keys status                           how many rows each record secret signs, and which the CLI holds
+  keys re-sign [--distrust ID]... [--reason TEXT]
+                                        sign with the CLI's secret (the workers' current one) every row signed by
+                                        another that checks (and unsigned rows, with 'unsigned' in previousSecrets):
+                                        after it, the old secret can be dropped. Rows that do not check, or that a
+                                        --distrust ID signed (a leaked secret), are left and listed for a person
+                                        (exit 4)
   prune [--older-than D] [--vendor-key-window W] [--ledger-older-than L] [--dry-run] [--force]
                                         delete completed claims finished more than D ago (never one without
                                         an outcome, nor one whose workflow still runs or closed within D: it
@@ -239,57 +234,43 @@ async function run(
 }
 
 async function keys(operations: ClaimOperations, subcommand: string | undefined, values: Flags, json: boolean): Promise<number> {
-  const formatText = (format: { version: number; secretId: string | null }) =>
-    format.version === 1 ? '1 (sha256, no secret)' : `2 (HMAC under secret ${format.secretId})`;
   if (subcommand === 'status') {
-    const status = await operations.keyStatus();
-    printRecord(
-      {
-        key_format_in_force: formatText(status.inForce),
-        retired_secrets: status.inForce.retiredSecretIds ?? [],
-        unsigned_rows: status.unsignedRows,
-        rows_signed_by_other_secrets: status.rowsSignedByOtherSecrets,
-      },
-      json,
-    );
+    const signers = await operations.signers();
+    const rows = signers.map((row) => ({ secret: row.secretId, rows: row.rows, held_as: row.heldAs }));
+    await printRowPages(oneBatch(rows), ['secret', 'rows', 'held_as'], json);
     return EXIT.ok;
   }
-  if (subcommand === 'activate') {
-    const compromised = values.compromised ?? [];
-    if (compromised.some((id) => id.trim() === '')) throw new CliError('--compromised needs a secret id, as `keys status` shows it.', EXIT.usage);
-    const report = await operations.activateSecret({ reason: values.reason, force: values.force ?? false, compromised });
+  if (subcommand === 're-sign') {
+    const distrust = values.distrust ?? [];
+    if (distrust.some((id) => id.trim() === '')) throw new CliError('--distrust needs a secret id, as `keys status` shows it.', EXIT.usage);
+    const report = await operations.resign({ distrust, reason: values.reason });
     printRecord(
       {
-        before: formatText(report.before),
-        in_force: formatText(report.inForce),
-        signed_rows: report.signed,
+        signed_with: report.signingSecretId,
+        resigned_rows: report.resigned,
         rejected_rows: report.rejected,
-        ...(compromised.length > 0 ? { retired_as_compromised: compromised, distrusted_rows: report.distrusted } : {}),
+        unverifiable_rows: report.unverifiable,
+        distrusted_rows: report.distrusted,
+        changed_meanwhile: report.changedMeanwhile,
       },
       json,
     );
-    if (report.rejected.length > 0) {
-      console.error(`${report.rejected.length} row(s) did not authenticate and were left as they were: workers refuse them. See SECURITY.md.`);
+    const left = report.rejected.length + report.unverifiable.length + report.distrusted.length;
+    if (report.rejected.length > 0) console.error(`${report.rejected.length} row(s) do not check under the secret that signed them: workers refuse them. See SECURITY.md.`);
+    if (report.unverifiable.length > 0) {
+      console.error(`${report.unverifiable.length} row(s) are signed by a secret the CLI was not given (or unsigned): give it that secret in previousSecrets and run this again.`);
     }
     if (report.distrusted.length > 0) {
-      console.error(
-        `${report.distrusted.length} row(s) signed by a compromised secret were left as they were: workers refuse them; check each ` +
-          'with the vendor (show KEY), then resolve or release it. See SECURITY.md.',
-      );
+      console.error(`${report.distrusted.length} row(s) were signed by a distrusted secret and left as they are: check each with the vendor (show KEY), then resolve or release it.`);
     }
-    return EXIT.ok;
+    if (report.changedMeanwhile > 0) console.error(`${report.changedMeanwhile} row(s) changed while this ran: run it again.`);
+    return left > 0 ? EXIT.conflict : EXIT.ok;
   }
-  if (subcommand === 'retire') {
-    const secretId = values.secret;
-    if (!secretId) throw new CliError('keys retire needs --secret ID: the id `keys status` shows for the secret rotated away from.', EXIT.usage);
-    const report = await operations.retireSecret(secretId, { reason: values.reason });
-    printRecord({ retired: report.retired, resigned_rows: report.resigned, rejected_rows: report.rejected }, json);
-    if (report.rejected.length > 0) {
-      console.error(`${report.rejected.length} row(s) did not authenticate and were left as they are: workers refuse them. See SECURITY.md.`);
-    }
-    return EXIT.ok;
-  }
-  throw new CliError(`keys needs status, activate or retire, got ${JSON.stringify(subcommand)}. See --help.`, EXIT.usage);
+  throw new CliError(`keys needs status or re-sign, got ${JSON.stringify(subcommand)}. See --help.`, EXIT.usage);
+}
+
+async function* oneBatch<T>(rows: T[]): AsyncGenerator<T[]> {
+  yield rows;
 }
 
 function storeRoles(values: Flags): StoreRoles {
@@ -341,8 +322,7 @@ function parseCommandLine(argv: readonly string[]) {
         'worker-config': { type: 'string' },
         'worker-role': { type: 'string' },
         'operator-role': { type: 'string' },
-        secret: { type: 'string' },
-        compromised: { type: 'string', multiple: true },
+        distrust: { type: 'string', multiple: true },
         'statement-timeout': { type: 'string' },
       },
     });

@@ -159,21 +159,17 @@ function cellText(value: unknown): string {
  */
 export async function argumentsDetail(
   payload: Payload | null,
-  matches: (argsText: string) => boolean | 'unknown',
+  matches: (argsText: string) => Promise<boolean>,
   codec: ResultCodec,
 ): Promise<Row> {
   if (!payload) return { arguments: '(not recorded)', arguments_check: null };
   const decoded = await codec.decode(payload).catch(() => undefined);
   if (typeof decoded !== 'string') return { arguments: await describePayload(payload, codec), arguments_check: 'not checked: not decoded' };
-  const match = matches(decoded);
   return {
     arguments: parsedOr(decoded),
-    arguments_check:
-      match === 'unknown'
-        ? "not checked: the claim's key format needs its secret (--worker-config)"
-        : match
-          ? "match the claim's fingerprint"
-          : "DO NOT match the claim's fingerprint: not the arguments it was claimed with (the row was changed)",
+    arguments_check: (await matches(decoded))
+      ? "match the claim's fingerprint"
+      : "DO NOT match the claim's fingerprint: not the arguments it was claimed with (the row was changed)",
   };
 }
 

@@ -1,7 +1,7 @@
 /**
  * What the CLI must share with the workers to write records they accept and to
  * read what they wrote: the payload converter and codecs (results and notes are
- * encoded with them) and the deployment secret (records are signed with it).
+ * encoded with them) and the record secrets (records are signed and checked with them).
  *
  * `--worker-config PATH` (or TEMPORAL_IDEMPOTENCY_WORKER_CONFIG) names a module
  * whose default export is that object, or a function returning it (so it can
@@ -12,8 +12,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { PayloadCodec, PayloadConverter } from '@temporalio/common';
-import type { PreviousSecret } from '../store/index.js';
-import type { SecretMaterial } from '../key/index.js';
+import type { PreviousSecret, SecretMaterial } from '../store/index.js';
 import { ResultCodec } from '../worker/result-codec.js';
 import { CliError, EXIT } from './errors.js';
 import { errorMessage } from '../error-text.js';

@@ -267,8 +267,8 @@ class CanonicalWriter {
 
 /**
  * Array-index keys (`"0"`, `"10"`) first, in numeric order, then the rest by UTF-16 code units
- * (the same order in every engine, unlike localeCompare). Key format 1 was written through a
- * JavaScript object, which puts index keys first; this order keeps every existing key valid.
+ * (the same order in every engine, unlike localeCompare): the order a JavaScript object gives
+ * its own keys, which the first writer of this form went through.
  */
 function sortedKeys(keys: string[]): string[] {
   const indexKeys: string[] = [];

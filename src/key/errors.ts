@@ -14,9 +14,3 @@ export class InvalidKeyInputError extends IdempotencyError {
     super(`Cannot derive an idempotency key: ${path} is unsupported: ${reason}.`);
   }
 }
-
-/** Raised when the deployment secret given is unusable (too short, wrong type). */
-export class InvalidSecretError extends IdempotencyError {
-  override readonly name = 'InvalidSecretError';
-  readonly code = 'invalid-secret';
-}

@@ -2,16 +2,15 @@
  * The idempotency key: one stable hex string per logical external action.
  * Framework-free on purpose, so any engine or worker derives the same key.
  *
- * Two formats: 1, `sha256` of the canonical envelope (the default), and 2, an
- * HMAC of it under a deployment secret (key-format.ts), so a key in history,
- * the Web UI or a log does not reveal low-entropy arguments such as a phone number.
+ * `key = HMAC-SHA256(salt, "key\0" + canonical({ activityType, namespace,
+ * scopeMaterial, semanticArgs, v }))`, hex, under the schema's key salt
+ * (key-salt.ts); the fingerprint of the arguments likewise, with "fingerprint\0".
  */
 import { canonicalize } from './canonical.js';
-import { UNKEYED } from './key-format.js';
-import type { KeyFormat } from './key-format.js';
+import type { KeySalt } from './key-salt.js';
 import type { ScopeMaterial } from './scope.js';
 
-/** The unkeyed format; bumped whenever the canonical form or the hashed envelope changes. */
+/** Bumped whenever the canonical form or the hashed envelope changes: every key changes with it. */
 export const KEY_FORMAT_VERSION = 1;
 
 export interface KeyInput {
@@ -22,21 +21,19 @@ export interface KeyInput {
   readonly semanticArgs: unknown;
 }
 
-/** The key of one action and the fingerprint of its arguments, in one key format. */
+/** The key of one action and the fingerprint of its arguments. */
 export interface CallKeys {
   readonly key: string;
   readonly fingerprint: string;
-  readonly format: KeyFormat['version'];
 }
 
-/** `hash(canonical({ v, namespace, scopeMaterial, activityType, semanticArgs }))`, hex. */
-export function deriveKey(input: KeyInput, format: KeyFormat = UNKEYED): string {
-  return deriveCallKeys(input, format).key;
+export function deriveKey(input: KeyInput, salt: KeySalt): string {
+  return deriveCallKeys(input, salt).key;
 }
 
 /** The key and the fingerprint together, canonicalizing the arguments once (they can be large). */
-export function deriveCallKeys(input: KeyInput, format: KeyFormat = UNKEYED): CallKeys {
-  return callKeysOf(input, canonicalize(input.semanticArgs, 'args'), format);
+export function deriveCallKeys(input: KeyInput, salt: KeySalt): CallKeys {
+  return callKeysOf(input, canonicalize(input.semanticArgs, 'args'), salt);
 }
 
 /**
@@ -44,32 +41,26 @@ export function deriveCallKeys(input: KeyInput, format: KeyFormat = UNKEYED): Ca
  * hand, keys in sorted order, so that errors name `args[…]` rather than a path inside the
  * envelope; the text is exactly canonicalize() of the whole envelope.
  */
-export function callKeysOf(input: Omit<KeyInput, 'semanticArgs'>, argsText: string, format: KeyFormat): CallKeys {
-  const key = format.hash([
+export function callKeysOf(input: Omit<KeyInput, 'semanticArgs'>, argsText: string, salt: KeySalt): CallKeys {
+  const key = salt.hash('key', [
     `{"activityType":${JSON.stringify(input.activityType)},"namespace":${JSON.stringify(input.namespace)},` +
       `"scopeMaterial":${canonicalize(input.scopeMaterial, 'scopeMaterial')},"semanticArgs":`,
     argsText,
-    `,"v":${format.version}}`,
+    `,"v":${KEY_FORMAT_VERSION}}`,
   ]);
-  return { key, fingerprint: format.fingerprint(argsText), format: format.version };
+  return { key, fingerprint: salt.hash('fingerprint', [argsText]) };
 }
 
 /**
  * A key chosen by the user's own `key` function, namespaced and typed like a derived
  * key so that the same string used by two activity types or namespaces never collides.
  */
-export function deriveCustomKey(
-  input: { namespace: string; activityType: string; customKey: string },
-  format: KeyFormat = UNKEYED,
-): string {
-  return format.hash([
-    canonicalize({ v: format.version, namespace: input.namespace, activityType: input.activityType, custom: input.customKey }),
-  ]);
+export function deriveCustomKey(input: { namespace: string; activityType: string; customKey: string }, salt: KeySalt): string {
+  const envelope = { v: KEY_FORMAT_VERSION, namespace: input.namespace, activityType: input.activityType, custom: input.customKey };
+  return salt.hash('key', [canonicalize(envelope, 'key()')]);
 }
 
 /** Identifies the semantic arguments alone, to catch one key reused for a different action. */
-export function fingerprintArgs(semanticArgs: unknown, format: KeyFormat = UNKEYED): string {
-  return format.fingerprint(canonicalize(semanticArgs, 'args'));
+export function fingerprintArgs(semanticArgs: unknown, salt: KeySalt): string {
+  return salt.hash('fingerprint', [canonicalize(semanticArgs, 'args')]);
 }
-
-export { sha256Hex } from './key-format.js';

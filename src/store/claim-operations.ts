@@ -1,33 +1,32 @@
 /**
  * What an operator does to claims after a refusal: look, resolve, release,
- * prune, read the ledger; and rotating the deployment secret, which
- * `KeyRotation` (key-rotation.ts) does for it. The CLI only parses, prints and
+ * prune, read the ledger; and moving rows to a new record secret, which
+ * record-resigning.ts does for it. The CLI only parses, prints and
  * maps errors to exit codes; every statement lives in the store, beside the
  * ones the workers send. Every change runs in a transaction that first locks
  * and checks the claim, so a refused request changes nothing and says why.
  */
 import type pg from 'pg';
 import type { Payload } from '@temporalio/common';
-import type { Claim, KeyFormatId, Waiter } from './claim-store.js';
+import type { Claim, Waiter } from './claim-store.js';
 import { CLAIM_READ, OWNER_ALIVE, toClaim } from './claim-row.js';
 import type { ClaimRow } from './claim-row.js';
 import { DEFAULT_SCHEMA, outcomeChannel, quoteIdentifier } from './identifiers.js';
 import { ClaimChangeRefusedError, ClaimNotFoundError, SecretRequiredError, changeRefusal } from './operator-errors.js';
 import { payloadFromJson, payloadToJson } from './payload-json.js';
 import type { PayloadJson } from './payload-json.js';
-import { UNKEYED, keyedFormat } from '../key/index.js';
-import type { KeyFormat } from '../key/index.js';
+import { KeySalt } from '../key/index.js';
 import { pgText } from './pg-text.js';
 import { inTransaction } from './transaction.js';
-import { shareClaimAdmission } from './claim-admission-lock.js';
-import { horizonMs, optionalBoolean } from './operation-inputs.js';
+import { batchSize, horizonMs, optionalBoolean } from './operation-inputs.js';
 import { assertSchemaUsable } from './schema-version.js';
-import { RecordAuthentication } from './record-authentication.js';
-import type { TrustOptions } from './record-authentication.js';
+import { RecordSigner } from './record-signing.js';
+import type { TrustOptions } from './record-signing.js';
 import { recordOperatorAction } from './operator-trail.js';
 import type { OperatorTrailEntry } from './operator-trail.js';
-import { KeyRotation } from './key-rotation.js';
-import type { ActivationOptions, ActivationReport, KeyStatus, RetirementOptions, RetirementReport } from './key-rotation.js';
+import { resignRecords, signerCounts } from './record-resigning.js';
+import type { ResigningReport, SignerCount } from './record-resigning.js';
+import { IdempotencyError, InvalidArgumentError } from '../errors.js';
 
 export const CLAIM_STATES = ['claimed', 'completed', 'unknown', 'open'] as const;
 
@@ -125,20 +124,36 @@ export interface OperatorAction {
 
 /** How many pruned keys a prune's operator-trail row lists (the count is always whole). */
 const PRUNE_TRAIL_KEYS = 1_000;
+/** The ledger keeps every call at least this long, whoever prunes it. */
+const LEDGER_FLOOR_MS = 24 * 60 * 60_000;
+
+/** Raised when the ledger is to be pruned by a role that does not own it: it is append-only for every other. */
+export class LedgerPruneRefusedError extends IdempotencyError {
+  override readonly name = 'LedgerPruneRefusedError';
+  readonly code = 'ledger-prune-refused';
+}
+
+/** Why a record cannot be obeyed, for an operator's message. */
+function authenticityText(claim: Claim): string {
+  return claim.authenticity === 'rejected'
+    ? `does not check under secret ${claim.signedBy}, which signed it: it was written or changed without it (forged, copied, or edited)`
+    : claim.signedBy === null
+      ? "is unsigned, and the CLI's settings require signed records (add 'unsigned' to previousSecrets only while adopting a first secret)"
+      : `is signed by secret ${claim.signedBy}, which the CLI was not given (--worker-config, with previousSecrets)`;
+}
 
 export class ClaimOperations {
   readonly schema: string;
   private readonly claims: string;
   private readonly waiters: string;
   private readonly ledgerCalls: string;
+  private readonly ledgerEntries: string;
   private readonly operatorTrail: string;
   private readonly settings: string;
-  private readonly workers: string;
   private readonly channel: string;
-  private readonly authentication: RecordAuthentication;
-  private readonly quotedSchema: string;
-  private readonly rotation: KeyRotation;
+  private readonly signer: RecordSigner;
   private schemaChecked: Promise<void> | undefined;
+  private salt: Promise<KeySalt> | undefined;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -146,26 +161,14 @@ export class ClaimOperations {
   ) {
     this.schema = options.schema ?? DEFAULT_SCHEMA;
     const quoted = quoteIdentifier('schema', this.schema);
-    this.quotedSchema = quoted;
     this.claims = `${quoted}.claims`;
     this.waiters = `${quoted}.waiters`;
     this.ledgerCalls = `${quoted}.ledger_calls`;
+    this.ledgerEntries = `${quoted}.ledger`;
     this.operatorTrail = `${quoted}.operator_actions`;
     this.settings = `${quoted}.settings`;
-    this.workers = `${quoted}.workers`;
     this.channel = outcomeChannel(this.schema);
-    this.authentication = new RecordAuthentication(options);
-    this.rotation = new KeyRotation({
-      pool,
-      schema: this.schema,
-      claims: this.claims,
-      settings: this.settings,
-      workers: this.workers,
-      authentication: this.authentication,
-      schemaReady: () => this.schemaReady(),
-      keyFormatInForce: (client) => this.keyFormatInForce(client),
-      recordAction: (client, entry) => this.recordAction(client, entry),
-    });
+    this.signer = new RecordSigner(options);
   }
 
   /** Claims without an outcome first (they are the ones that need a person), oldest first. */
@@ -200,7 +203,7 @@ LIMIT $5`,
     await this.schemaReady();
     const { rows } = await this.pool.query<ClaimRow>(`SELECT ${CLAIM_READ} FROM ${this.claims} WHERE key = $1`, [key]);
     if (!rows[0]) throw new ClaimNotFoundError(key);
-    return toClaim(rows[0], this.authentication, await this.keyFormatInForce());
+    return toClaim(rows[0], this.signer);
   }
 
   /** The arguments recorded with the claim (encoded like its result); null when none were. */
@@ -211,33 +214,25 @@ LIMIT $5`,
     return rows[0].call_arguments ? payloadFromJson(rows[0].call_arguments) : null;
   }
 
+  /** The schema's key salt, which every key and fingerprint in it is hashed under. */
+  keySalt(): Promise<KeySalt> {
+    this.salt ??= (async () => {
+      await this.schemaReady();
+      const { rows } = await this.pool.query<{ key_salt: Buffer }>(`SELECT key_salt FROM ${this.settings}`);
+      return new KeySalt(rows[0]!.key_salt);
+    })().catch((error: unknown) => {
+      this.salt = undefined;
+      throw error;
+    });
+    return this.salt;
+  }
+
   /**
    * Whether `argsText` (recorded arguments, decoded) is what the claim's fingerprint was made from:
-   * arguments that were swapped in the table do not match. `unknown` when the claim's key format
-   * needs a secret the CLI was not given.
-   *
-   * A keyed claim's row names the secret that last signed it, which is not always the one that keyed
-   * it (an activation or a retirement signs rows anew): every secret the CLI knows is tried.
+   * arguments that were swapped in the table do not match.
    */
-  argumentsMatch(claim: Claim, argsText: string): boolean | 'unknown' {
-    if (claim.keyFormat.version === 1) return UNKEYED.fingerprint(argsText) === claim.fingerprint;
-    const known = this.authentication.secretIds.map((id) => this.keyedFormatOf(id)!);
-    if (known.some((format) => format.fingerprint(argsText) === claim.fingerprint)) return true;
-    return this.keyedFormatOf(claim.keyFormat.secretId) ? false : 'unknown';
-  }
-
-  private keyedFormatOf(secretId: string | null): KeyFormat | undefined {
-    const secret = secretId === null ? undefined : this.authentication.secret(secretId);
-    return secret ? keyedFormat(secret) : undefined;
-  }
-
-  /** The key format every new claim is keyed in, and which secret keys it. */
-  async keyFormatInForce(client: pg.ClientBase | pg.Pool = this.pool): Promise<KeyFormatId> {
-    await this.schemaReady();
-    const { rows } = await client.query<{ key_format: 1 | 2; secret_id: string | null; retired_secret_ids: string[] }>(
-      `SELECT key_format, secret_id, retired_secret_ids FROM ${this.settings}`,
-    );
-    return { version: rows[0]?.key_format ?? 1, secretId: rows[0]?.secret_id ?? null, retiredSecretIds: rows[0]?.retired_secret_ids ?? [] };
+  async argumentsMatch(claim: Claim, argsText: string): Promise<boolean> {
+    return (await this.keySalt()).hash('fingerprint', [argsText]) === claim.fingerprint;
   }
 
   /**
@@ -245,13 +240,10 @@ LIMIT $5`,
    * replay `result`. Signed when the deployment signs its records. Returns the claim as it was.
    */
   async resolve(key: string, result: Payload, options: ChangeOptions): Promise<Claim> {
-    return this.change(key, 'resolve', options, async (client, claim, inForce) => {
+    return this.change(key, 'resolve', options, async (client, claim) => {
       const json = payloadToJson(result);
       const note = pgText(`resolved by an operator (was ${claim.state}${claim.outcomeNote ? `: ${claim.outcomeNote}` : ''})`);
-      const { mac, secretId } = this.authentication.sign(
-        { ...claim, state: 'completed', result: json, outcomeNote: note, outcomeDetail: null },
-        inForce,
-      );
+      const { mac, secretId } = this.signer.sign({ ...claim, state: 'completed', result: json, outcomeNote: note, outcomeDetail: null });
       await client.query(
         `
 UPDATE ${this.claims}
@@ -308,9 +300,9 @@ ORDER BY id`,
           `${key} --reason …\` records that, and \`resume\` then lets the workflow call again.`,
       );
     }
-    const claim = toClaim(rows[0], this.authentication, await this.keyFormatInForce());
-    if (claim.authenticity === 'rejected') {
-      throw new ClaimChangeRefusedError('not-authentic', claim, `Key ${key}'s record does not authenticate: see SECURITY.md before resuming anything.`);
+    const claim = toClaim(rows[0], this.signer);
+    if (claim.authenticity === 'rejected' || claim.authenticity === 'unverifiable') {
+      throw new ClaimChangeRefusedError('not-authentic', claim, `Key ${key}'s record ${authenticityText(claim)}: see SECURITY.md before resuming anything.`);
     }
     if (claim.state === 'completed') return 'resolved';
     throw new ClaimChangeRefusedError(
@@ -417,20 +409,57 @@ ORDER BY namespace, workflow_id`,
   }
 
   /**
-   * Deletes (or with `dryRun`, counts) the ledger entries of calls whose last entry is older than
-   * the horizon, through the schema owner's `prune_ledger` (the ledger is append-only for every
-   * other role): never a call under a day old, nor one whose key still has a claim without an
-   * outcome. Appends to the operator trail. Returns the entries.
+   * Deletes (or with `dryRun`, counts) the ledger entries of whole calls whose last entry is older
+   * than the horizon: never a call under a day old, nor one any of whose keys still has a claim without
+   * an outcome (the runbook needs those). Only the schema's owner may: the ledger is append-only for
+   * every other role, by trigger. Appends to the operator trail. Returns the entries.
    */
   async pruneLedger(olderThanMs: number, options: { reason?: string | undefined; dryRun?: boolean } = {}): Promise<number> {
     horizonMs('olderThanMs', olderThanMs);
     optionalBoolean('dryRun', options.dryRun);
+    if (olderThanMs < LEDGER_FLOOR_MS) {
+      throw new InvalidArgumentError('olderThanMs', 'ClaimOperations: the ledger keeps every call for at least a day: olderThanMs must be at least 86400000.');
+    }
     await this.schemaReady();
-    const { rows } = await this.pool.query<{ pruned: string }>(
-      `SELECT ${this.quotedSchema}.prune_ledger($1::float8 * interval '1 millisecond', $2, $3) AS pruned`,
-      [olderThanMs, options.reason ?? null, options.dryRun ?? false],
+    // Every key the call's entries name, not one: the worker role writes the entries, and one under another key
+    // must not make a call whose claim has no outcome look settled.
+    const prunable = `
+SELECT entry.call_id
+FROM ${this.ledgerEntries} AS entry
+GROUP BY entry.call_id
+HAVING max(entry.at) < now() - $1::float8 * interval '1 millisecond'
+  AND NOT EXISTS (SELECT 1 FROM ${this.claims} AS claim WHERE claim.key = ANY (array_agg(entry.key)) AND claim.state <> 'completed')`;
+    // Asked first, so a prune that would fail on the ledger fails before it deletes any claim.
+    const { rows: owner } = await this.pool.query<{ owns: boolean }>(
+      'SELECT pg_get_userbyid(relowner) = current_user AS owns FROM pg_class WHERE oid = $1::regclass',
+      [this.ledgerEntries],
     );
-    return Number(rows[0]?.pruned ?? 0);
+    if (owner[0]?.owns !== true) {
+      throw new LedgerPruneRefusedError(
+        `The ledger of schema "${this.schema}" is append-only for every role but its owner: prune it as the role that ` +
+          'ran migrate (the migrator). Nothing was deleted.',
+      );
+    }
+    if (options.dryRun) {
+      const { rows } = await this.pool.query<{ count: number }>(
+        `SELECT count(*)::integer AS count FROM ${this.ledgerEntries} WHERE call_id IN (${prunable})`,
+        [olderThanMs],
+      );
+      return rows[0]?.count ?? 0;
+    }
+    return inTransaction(this.pool, async (client) => {
+      const { rowCount } = await client.query(`DELETE FROM ${this.ledgerEntries} WHERE call_id IN (${prunable})`, [olderThanMs]);
+      const pruned = rowCount ?? 0;
+      await this.recordAction(client, {
+        action: 'prune-ledger',
+        key: null,
+        reason: options.reason,
+        forced: false,
+        before: null,
+        after: { older_than_ms: olderThanMs, pruned_entries: pruned },
+      });
+      return pruned;
+    });
   }
 
   /** What `prune(olderThanMs, scope)` would delete: completed claims finished before the cutoff that nobody may still need. */
@@ -556,35 +585,33 @@ LIMIT $3`,
     key: string,
     action: 'resolve' | 'release',
     options: ChangeOptions,
-    apply: (client: pg.PoolClient, claim: Claim, inForce: KeyFormatId) => Promise<{ state: string }>,
+    apply: (client: pg.PoolClient, claim: Claim) => Promise<{ state: string }>,
   ): Promise<Claim> {
     await this.schemaReady();
     return inTransaction(this.pool, async (client) => {
-      // The format read here signs the change: no keys activate or retire may commit before the change does.
-      await shareClaimAdmission(client, this.schema);
-      const inForce = await this.keyFormatInForce(client);
       const { rows } = await client.query<ClaimRow>(`SELECT ${CLAIM_READ} FROM ${this.claims} WHERE key = $1 FOR UPDATE`, [key]);
       if (!rows[0]) throw new ClaimNotFoundError(key);
-      const claim = toClaim(rows[0], this.authentication, inForce);
+      const claim = toClaim(rows[0], this.signer);
       const refusal = changeRefusal(claim, action, options.force);
       if (refusal) throw refusal;
-      if (action === 'resolve' && inForce.secretId !== null && !this.authentication.secret(inForce.secretId)) {
+      if (action === 'resolve' && claim.signedBy !== null && this.signer.signingSecretId === null) {
         throw new SecretRequiredError(
-          `This deployment's workers refuse records not signed with its secret (${inForce.secretId}). Give the CLI the ` +
-            `same secret (TEMPORAL_IDEMPOTENCY_SECRET, or secret in --worker-config). Nothing was changed.`,
+          `Key ${key}'s record is signed (secret ${claim.signedBy}): the workers sign their records, and refuse one the CLI ` +
+            `would write unsigned. Give the CLI their secret (TEMPORAL_IDEMPOTENCY_SECRET, or secret in --worker-config). ` +
+            'Nothing was changed.',
         );
       }
-      // Resolving signs the row, fingerprint and all: never over a record that does not authenticate
-      // (forged, or read with the wrong secret), unless the operator says they know.
-      if (action === 'resolve' && claim.authenticity === 'rejected' && !options.force) {
+      // Resolving signs the row, fingerprint and all: never over a record that does not check (forged, or read
+      // without the right secret), unless the operator says they know.
+      if (action === 'resolve' && (claim.authenticity === 'rejected' || claim.authenticity === 'unverifiable') && !options.force) {
         throw new ClaimChangeRefusedError(
           'not-authentic',
           claim,
-          `Key ${key}'s record does not authenticate under the secrets the CLI was given: it was written without ` +
-            `them (see SECURITY.md), or the CLI has the wrong secret. Nothing was changed; --force signs it anyway.`,
+          `Key ${key}'s record ${authenticityText(claim)}. Nothing was changed; --force signs it anyway, once you know ` +
+            'it is genuine (see SECURITY.md).',
         );
       }
-      const after = await apply(client, claim, inForce);
+      const after = await apply(client, claim);
       await this.recordAction(client, {
         action,
         key,
@@ -613,38 +640,42 @@ LIMIT $3`,
     });
   }
 
-  /** Which key format is in force, and how many rows are not signed by its secret (what an activation would sign). */
-  keyStatus(): Promise<KeyStatus> {
-    return this.rotation.keyStatus();
+  /** How many rows each record secret signs, and which of them the CLI holds. */
+  async signers(): Promise<SignerCount[]> {
+    await this.schemaReady();
+    return signerCounts(this.pool, this.claims, this.signer);
   }
 
   /**
-   * Puts the CLI's secret in force: every worker derives keys with it and signs with it from now on,
-   * and refuses rows it did not sign. Run it once every worker has the secret (as \`secret\`, with the
-   * one it replaces in \`previousSecrets\`). It first signs every row that authenticates under the
-   * secrets the CLI knows, or is unsigned (the rows from before any secret: trusted as of now); a row
-   * whose MAC fails is left as it is, and counted: it stays refused. Then, holding the lock every
-   * claim takes, it signs what came meanwhile and switches the format, so no claim in the earlier
-   * format can appear after it.
-   *
-   * After a leak, name the leaked secret(s) in `compromised`: rows they signed are not signed again
-   * (whoever holds a leaked secret can plant a row that authenticates under it, a receipt for a charge
-   * not yet made), and they are retired in the same transaction, so every such row is refused from
-   * the switch on, genuine ones too: a person checks them.
+   * Signs with the CLI's `secret` (the workers' current one) every row signed by another secret, or
+   * unsigned, whose record checks under a secret the CLI holds (unsigned rows only when it obeys
+   * them: `'unsigned'` in its `previousSecrets`): the step of a rotation after which the old secret
+   * can be dropped. A row that does not check, or is signed by a secret the CLI lacks, is left and
+   * listed; so is one signed by a secret in `distrust` (a leaked one: whoever holds it may have
+   * planted a receipt for a call not yet made), for a person to check against the vendor.
    */
-  activateSecret(options: ActivationOptions = {}): Promise<ActivationReport> {
-    return this.rotation.activateSecret(options);
-  }
-
-  /**
-   * Takes a secret's authority away after a rotation (`keys activate` put another in force): rows it
-   * signed that still authenticate are signed again with the secret in force, then it is recorded as
-   * retired, under the lock every claim takes, and from then on every row it signs is refused, though
-   * workers keep it to find claims under their old keys. Run it once no attempt that began before the
-   * activation can still be running (they sign their outcome with the secret they began under).
-   */
-  retireSecret(secretId: string, options: RetirementOptions = {}): Promise<RetirementReport> {
-    return this.rotation.retireSecret(secretId, options);
+  async resign(options: { distrust?: readonly string[]; reason?: string | undefined; batchSize?: number } = {}): Promise<ResigningReport> {
+    const batch = batchSize(options.batchSize, 500);
+    await this.schemaReady();
+    const report = await resignRecords(this.pool, this.claims, this.signer, { distrust: options.distrust ?? [], batchSize: batch });
+    await inTransaction(this.pool, (client) =>
+      this.recordAction(client, {
+        action: 're-sign',
+        key: null,
+        reason: options.reason,
+        forced: false,
+        before: { distrust: options.distrust ?? [] },
+        after: {
+          signedBy: report.signingSecretId,
+          resigned: report.resigned,
+          rejected: report.rejected.length,
+          unverifiable: report.unverifiable.length,
+          distrusted: report.distrusted.length,
+          changedMeanwhile: report.changedMeanwhile,
+        },
+      }),
+    );
+    return report;
   }
 
   /**

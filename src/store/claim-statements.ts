@@ -3,7 +3,7 @@
  * benchmark's baseline sends the very same text straight through `pg`.
  * `schema` is an already-quoted identifier; every value is a `$n`.
  */
-import { CLAIM_COLUMNS, CLAIM_READ, OWNER_ALIVE, inForceColumns } from './claim-row.js';
+import { CLAIM_COLUMNS, CLAIM_READ, OWNER_ALIVE } from './claim-row.js';
 
 /**
  * Makes this transaction's commit wait for the WAL flush (and for synchronous standbys, when
@@ -27,8 +27,7 @@ export interface ClaimStatements {
   readonly claimBatch: string;
   readonly undoClaims: string;
   readonly get: string;
-  readonly getFirst: string;
-  readonly keyFormatInForce: string;
+  readonly keySettings: string;
   readonly complete: string;
   readonly completeBatch: string;
   readonly release: string;
@@ -40,7 +39,6 @@ export interface ClaimStatements {
   readonly addWaiter: string;
   readonly waitersToTell: string;
   readonly waitersTold: string;
-  readonly noteWorker: string;
 }
 
 /** The statements for the already-quoted `schema`. */
@@ -48,46 +46,35 @@ export function claimStatements(schema: string, options: { readonly synchronousR
   const table = `${schema}.claims`;
   const waiters = `${schema}.waiters`;
   const settings = `${schema}.settings`;
-  const workers = `${schema}.workers`;
   const synchronous = options.synchronousRecords ?? false;
-  // Every statement that returns a claim returns the format in force with it, read in the same snapshot.
-  const CLAIM_RETURNING = `RETURNING ${CLAIM_COLUMNS}, true AS owner_alive, now() AS read_at, ${inForceColumns(settings)}`;
-  const READ = `${CLAIM_READ}, ${inForceColumns(settings)}`;
-  // An outcome signed by a secret retired since this worker last read the format in force (a long call across
-  // `keys activate` and `keys retire`, or one ending while `keys retire` runs) is not written: every worker would
-  // refuse it. The store signs anew and writes again. Asked of a function (migration 11) that waits for a
-  // retirement in progress and reads past this statement's snapshot.
-  const notRetired = (signer: string) => `NOT ${schema}.signed_by_retired(${signer})`;
+  const CLAIM_RETURNING = `RETURNING ${CLAIM_COLUMNS}, true AS owner_alive, now() AS read_at`;
   return {
-    // $1 key, $2 token, $3 fingerprint, … $11 lease ms, $12 deadline ms, $13 record MAC, $14 key format, $15 secret id,
-    // $16 the schema version this worker knows, $17 the encoded arguments. A trigger refuses it unless $14/$15 are
-    // the key format in force (SQLSTATE TI001) and $16 is recent enough for the schema (TI002).
+    // $1 key, $2 token, $3 fingerprint, … $11 lease ms, $12 deadline ms, $13 record MAC, $14 secret id, $15 the encoded arguments.
     claim: `
 INSERT INTO ${table}
   (key, state, token, fingerprint, namespace, activity_type, workflow_id, run_id, activity_id, attempt, claimed_by,
-   lease_expires_at, deadline_at, record_mac, key_format, secret_id, worker_schema, call_arguments)
+   lease_expires_at, deadline_at, record_mac, secret_id, call_arguments)
 SELECT $1::text, 'claimed', $2::uuid, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::integer, $10::text,
-  now() + $11::float8 * interval '1 millisecond', now() + $12::float8 * interval '1 millisecond', $13::text, $14::smallint,
-  $15::text, $16::integer, $17::jsonb
+  now() + $11::float8 * interval '1 millisecond', now() + $12::float8 * interval '1 millisecond', $13::text, $14::text, $15::jsonb
 FROM ${DURABLE_COMMIT}
 ON CONFLICT (key) DO NOTHING
 ${CLAIM_RETURNING}`,
 
-    // The claim statement for many requests at once: the same columns and parameters, each an array ($11 lease ms
-    // and $12 deadline ms too; $16, the schema version, is this worker's). Inserted in key order, so two batches
-    // with keys in common wait for each other in one order and cannot deadlock. Returns the claims it inserted.
+    // The claim statement for many requests at once: the same columns and parameters, each an array. Inserted in key
+    // order, so two batches with keys in common wait for each other in one order and cannot deadlock. Returns the
+    // claims it inserted.
     claimBatch: `
 INSERT INTO ${table}
   (key, state, token, fingerprint, namespace, activity_type, workflow_id, run_id, activity_id, attempt, claimed_by,
-   lease_expires_at, deadline_at, record_mac, key_format, secret_id, worker_schema, call_arguments)
+   lease_expires_at, deadline_at, record_mac, secret_id, call_arguments)
 SELECT request.key, 'claimed', request.token, request.fingerprint, request.namespace, request.activity_type, request.workflow_id,
   request.run_id, request.activity_id, request.attempt, request.claimed_by,
   now() + request.lease_ms * interval '1 millisecond', now() + request.deadline_ms * interval '1 millisecond', request.record_mac,
-  request.key_format, request.secret_id, $16::integer, request.call_arguments
+  request.secret_id, request.call_arguments
 FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::integer[],
-  $10::text[], $11::float8[], $12::float8[], $13::text[], $14::smallint[], $15::text[], $17::jsonb[])
+  $10::text[], $11::float8[], $12::float8[], $13::text[], $14::text[], $15::jsonb[])
   AS request (key, token, fingerprint, namespace, activity_type, workflow_id, run_id, activity_id, attempt, claimed_by,
-    lease_ms, deadline_ms, record_mac, key_format, secret_id, call_arguments),
+    lease_ms, deadline_ms, record_mac, secret_id, call_arguments),
   ${DURABLE_COMMIT}
 ORDER BY request.key
 ON CONFLICT (key) DO NOTHING
@@ -101,20 +88,12 @@ WHERE claim.key = undone.key AND claim.token = undone.token AND claim.state = 'c
 RETURNING claim.token, claim.key, claim.awaited`,
 
     get: `
-SELECT ${READ}
+SELECT ${CLAIM_READ}
 FROM ${table}
 WHERE key = $1`,
 
-    // The first of the keys, in the order given, that has a claim: an action's keys in earlier formats.
-    getFirst: `
-SELECT ${READ}
-FROM ${table}
-WHERE key = ANY($1::text[])
-ORDER BY array_position($1::text[], key)
-LIMIT 1`,
-
-    keyFormatInForce: `
-SELECT key_format, secret_id
+    keySettings: `
+SELECT key_salt
 FROM ${settings}`,
 
     // The settling statements return `awaited`, so the caller's NOTIFY runs only when someone waits.
@@ -122,7 +101,7 @@ FROM ${settings}`,
     complete: settling(`
 UPDATE ${table}
 SET state = 'completed', result_payload = $4, finished_at = now(), outcome_detail = NULL, record_mac = $5, secret_id = $6
-WHERE key = $1 AND token = $2 AND state = 'claimed' AND ${notRetired('$6::text')}
+WHERE key = $1 AND token = $2 AND state = 'claimed'
 RETURNING key, awaited`, synchronous),
 
     // Many callers' records at once ($1 keys, $2 tokens, $3 results, $4 MACs, $5 secret ids; $6 the channel). Their
@@ -133,7 +112,7 @@ WITH settling AS (
   SELECT held.key, held.token, held.result, held.record_mac, held.secret_id
   FROM unnest($1::text[], $2::uuid[], $3::jsonb[], $4::text[], $5::text[]) AS held (key, token, result, record_mac, secret_id)
   JOIN ${table} AS claim ON claim.key = held.key AND claim.token = held.token
-  WHERE claim.state = 'claimed' AND ${notRetired('held.secret_id')}
+  WHERE claim.state = 'claimed'
   ORDER BY claim.key
   FOR UPDATE OF claim
 ), settled AS (
@@ -156,7 +135,7 @@ RETURNING key, awaited`, synchronous),
     markUnknown: settling(`
 UPDATE ${table}
 SET state = 'unknown', outcome_note = $4, outcome_detail = $7, finished_at = now(), record_mac = $5, secret_id = $6
-WHERE key = $1 AND token = $2 AND state = 'claimed' AND ${notRetired('$6::text')}
+WHERE key = $1 AND token = $2 AND state = 'claimed'
 RETURNING key, awaited`, synchronous),
 
     // Locks its rows in key order first, as a batch of records does, so the two cannot deadlock.
@@ -179,35 +158,31 @@ RETURNING claim.token`,
 UPDATE ${table}
 SET awaited = true
 WHERE key = $1
-RETURNING ${READ}`,
+RETURNING ${CLAIM_READ}`,
 
-    // The taker's identity replaces the orphan's, so the row never pairs one attempt's ids with another's.
-    // The trigger admits it like a new claim ($13: the schema version this worker knows). An orphan is a
-    // claim whose owner is not alive by the one definition reads use; OWNER_ALIVE is never NULL (a claim
-    // without a lease reads as dead), so its negation keeps such a claim takeable, as before. Signed by a
-    // retired secret (this worker's format read before an activation and a retirement), it takes nothing.
+    // The taker's identity replaces the orphan's, so the row never pairs one attempt's ids with another's. An
+    // orphan is a claim whose owner is not alive by the one definition reads use; OWNER_ALIVE is never NULL (a
+    // claim without a lease reads as dead), so its negation keeps such a claim takeable. $13 note, $14 its detail.
     takeOver: `
 UPDATE ${table}
 SET token = $3, state = 'claimed', attempt = $4, claimed_by = $5, claimed_at = now(),
-  lease_expires_at = now() + $6::float8 * interval '1 millisecond', finished_at = NULL, outcome_note = $14,
-  outcome_detail = $15, result_payload = NULL, workflow_id = $7, run_id = $8, activity_id = $9,
-  deadline_at = now() + $10::float8 * interval '1 millisecond', record_mac = $11, secret_id = $12,
-  worker_schema = $13::integer
+  lease_expires_at = now() + $6::float8 * interval '1 millisecond', finished_at = NULL, outcome_note = $13,
+  outcome_detail = $14, result_payload = NULL, workflow_id = $7, run_id = $8, activity_id = $9,
+  deadline_at = now() + $10::float8 * interval '1 millisecond', record_mac = $11, secret_id = $12
 FROM ${DURABLE_COMMIT}
 WHERE key = $1 AND token = $2
   AND (state = 'unknown' OR (state = 'claimed' AND NOT ${OWNER_ALIVE}))
-  AND ${notRetired('$12::text')}
 ${CLAIM_RETURNING}`,
 
     // The orphan's identity back on the caller's taken-over claim, its outcome unknown: $4 orphan's token, $5 attempt,
     // $6 claimed_by, $7 claimed_at, $8 lease_expires_at, $9 workflow id, $10 run id, $11 activity id, $12 deadline_at,
-    // $13 note, $14 note detail, $15 record MAC, $16 secret id, $17 the schema version this worker knows.
+    // $13 note, $14 note detail, $15 record MAC, $16 secret id.
     handBack: settling(`
 UPDATE ${table}
 SET token = $4, state = 'unknown', attempt = $5, claimed_by = $6, claimed_at = $7, lease_expires_at = $8, workflow_id = $9,
   run_id = $10, activity_id = $11, deadline_at = $12, outcome_note = $13, outcome_detail = $14, finished_at = now(),
-  record_mac = $15, secret_id = $16, worker_schema = $17::integer
-WHERE key = $1 AND token = $2 AND state = 'claimed' AND ${notRetired('$16::text')}
+  record_mac = $15, secret_id = $16
+WHERE key = $1 AND token = $2 AND state = 'claimed'
 RETURNING key, awaited`, synchronous),
 
     // Flags the claim as awaited first, under its row lock: an outcome recorded after this sees the flag (and
@@ -240,12 +215,6 @@ UPDATE ${waiters} AS waiter
 SET signalled_at = now()
 FROM unnest($2::text[], $3::text[]) AS told (namespace, workflow_id)
 WHERE waiter.key = $1 AND waiter.namespace = told.namespace AND waiter.workflow_id = told.workflow_id`,
-
-    // $1 identity, $2 the secret ids it holds, $3 the schema version it knows.
-    noteWorker: `
-INSERT INTO ${workers} (identity, secret_ids, worker_schema)
-VALUES ($1, $2, $3)
-ON CONFLICT (identity) DO UPDATE SET secret_ids = EXCLUDED.secret_ids, worker_schema = EXCLUDED.worker_schema, seen_at = now()`,
   };
 }
 

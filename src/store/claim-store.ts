@@ -2,37 +2,24 @@
  * What the interceptor needs from a claim store, independent of Postgres.
  */
 import type { Payload } from '@temporalio/common';
-import type { KeyFormat } from '../key/index.js';
+import type { KeySalt } from '../key/index.js';
 import type { AuditLedger } from './audit-ledger.js';
+import type { Authenticity } from './record-signing.js';
+
+export type { Authenticity } from './record-signing.js';
 
 export type ClaimState = 'claimed' | 'completed' | 'unknown';
-
-/** The same action's key in an earlier key format (or secret), with its fingerprint in that format. */
-export interface PreviousKey {
-  readonly key: string;
-  readonly fingerprint: string;
-}
-
-/** A key format by what identifies it in the store: its version, and the secret that keys it. */
-export interface KeyFormatId {
-  readonly version: 1 | 2;
-  readonly secretId: string | null;
-  /** As read from the store: secrets rotated away from, whose rows are refused. */
-  readonly retiredSecretIds?: readonly string[];
-}
 
 /** Who claims a key, and for which action. Recorded with the claim for the people who read refusals. */
 export interface ClaimRequest {
   readonly key: string;
   /** Hash of the semantic arguments, to catch one key reused for a different action. */
   readonly fingerprint: string;
-  /** The key format `key` is in: it must be the one in force, or the store refuses the claim. */
-  readonly keyFormat: KeyFormatId;
   /**
-   * The action's keys in earlier formats (after a move to a secret, or to a new one): looked up
-   * before claiming, so a claim made before the move is found. Never claimed under.
+   * On a call `resumable()` makes in a refused call's place after an operator's decision, the refused
+   * call's key: a claim under it answers this call (its record decides). Never claimed under.
    */
-  readonly previousKeys: readonly PreviousKey[];
+  readonly refusedKey?: string | undefined;
   readonly namespace: string;
   readonly activityType: string;
   readonly workflowId: string | null;
@@ -54,14 +41,7 @@ export interface ClaimRequest {
   readonly arguments?: Payload | null;
 }
 
-/**
- * Whether a row's record authenticates: `verified` (its MAC checks under the deployment secret),
- * `not-checked` (no secret configured, or an unsigned row from before one was, while that is
- * accepted), `rejected` (a MAC that does not check, or none where one is required).
- */
-export type Authenticity = 'verified' | 'not-checked' | 'rejected';
-
-export interface Claim extends Omit<ClaimRequest, 'deadlineMs' | 'previousKeys' | 'arguments'> {
+export interface Claim extends Omit<ClaimRequest, 'deadlineMs' | 'refusedKey' | 'arguments'> {
   readonly state: ClaimState;
   /** Held only by the caller that inserted the claim; guards complete, release and markUnknown. */
   readonly token: string;
@@ -81,8 +61,10 @@ export interface Claim extends Omit<ClaimRequest, 'deadlineMs' | 'previousKeys' 
   readonly deadlineAt: Date | null;
   /** The database's clock when the row was read, to time waits against the lease. */
   readonly readAt: Date;
-  /** Whether the row's record authenticates under the deployment secret. */
+  /** Whether the row's record may be obeyed, judged by the reader's record secrets. */
   readonly authenticity: Authenticity;
+  /** The record secret whose MAC the row carries; null for an unsigned row. */
+  readonly signedBy: string | null;
 }
 
 /** Why an outcome is unknown: a summary safe to show anywhere, and the full text as an encoded payload. */
@@ -126,26 +108,18 @@ export interface ClaimWatch {
 export type BeginResult =
   /** This caller inserted the claim and may run the activity. */
   | { readonly won: true; readonly claim: Claim }
-  /** Someone claimed the key (or one of its previous keys) before; the caller must not run the activity. */
+  /** Someone claimed the key (or the refused key it resumes) before; the caller must not run the activity. */
   | { readonly won: false; readonly claim: Claim };
-
-/** How keys are derived now: in the format in force, and (to look claims up) in each earlier one this worker knows. */
-export interface KeyFormats {
-  readonly inForce: KeyFormat;
-  readonly previous: readonly KeyFormat[];
-}
 
 export interface ClaimStore {
   /**
-   * How keys and fingerprints are hashed now (the format in force, and earlier ones to look up);
-   * absent means format 1 only. Rejects when this worker cannot derive keys in the format in force.
-   * `claimedBy`, the worker asking, is noted for `keys activate` even then (it holds other secrets).
+   * The salt keys and fingerprints are hashed under: the same for every worker on this store, and
+   * never changed (a new salt would give every call a new key).
    */
-  keyFormats?(claimedBy?: string): Promise<KeyFormats>;
+  keySalt(): Promise<KeySalt>;
   /**
-   * Inserts a claim, durably, with a lease of `leaseMs`, unless one exists for the key or one of its
-   * previous keys; returns whichever claim now holds it. Rejects with `KeyFormatChangedError` when
-   * the request is keyed in a format no longer in force (derive the keys again and retry).
+   * Inserts a claim, durably, with a lease of `leaseMs`, unless one exists for the key or for the
+   * refused key it resumes; returns whichever claim now holds it.
    */
   begin(request: ClaimRequest, leaseMs: number): Promise<BeginResult>;
   /**
@@ -178,10 +152,9 @@ export interface ClaimStore {
   /**
    * Records that a workflow was refused on `waiter.key`, so an operator's decision reaches it, and
    * flags the claim so that whoever records its outcome later learns someone waits. Resolves with the
-   * claim's state as it was then, when the store can tell (a store written for 0.1 resolves nothing):
-   * completed or gone (null), nobody waits, and the waiter is not recorded.
+   * claim's state as it was then: completed or gone (null), nobody waits, and the waiter is not recorded.
    */
-  addWaiter(waiter: Waiter): Promise<WaiterNoted | void>;
+  addWaiter(waiter: Waiter): Promise<WaiterNoted>;
   /** The claim on `key` as it is now (null: none): to learn whether a write whose answer was lost took effect. */
   get?(key: string): Promise<Claim | null>;
   /**

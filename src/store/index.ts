@@ -1,10 +1,9 @@
 /** The claim store: the interface the interceptor needs, and its Postgres implementation. */
 // Every type of the interface, as it is: a new one there is exported here without a second list to keep.
 export type * from './claim-store.js';
-export { KeyFormatUnavailableError, RecordAuthentication } from './record-authentication.js';
-export { KeyFormatChangedError } from './key-format-changed.js';
+export { InvalidSecretError, MIN_SECRET_BYTES, RecordSigner } from './record-signing.js';
 export { ClaimContendedError } from './claim-contended.js';
-export type { PreviousSecret, TrustOptions } from './record-authentication.js';
+export type { PreviousSecret, SecretMaterial, TrustOptions } from './record-signing.js';
 export type { StoreLogger } from './store-logger.js';
 export { setDefaultStoreLogger } from './store-logger.js';
 export { DEFAULT_SCHEMA, InvalidIdentifierError, outcomeChannel } from './identifiers.js';
@@ -19,8 +18,8 @@ export { PostgresClaimStore } from './postgres-claim-store.js';
 export type { PostgresClaimStoreOptions } from './postgres-claim-store.js';
 export type { AuditLedger, LedgerCall, LedgerError, LedgerOutcome, ReconcileOutcome } from './audit-ledger.js';
 export { PostgresAuditLedger } from './postgres-audit-ledger.js';
-export { CLAIM_STATES, ClaimOperations } from './claim-operations.js';
-export type { ActivationReport, RetirementReport, KeyStatus } from './key-rotation.js';
+export { CLAIM_STATES, ClaimOperations, LedgerPruneRefusedError } from './claim-operations.js';
+export type { ResigningReport, SignerCount } from './record-resigning.js';
 export type {
   ChangeOptions,
   ClaimOperationsOptions,

@@ -8,12 +8,11 @@
  */
 import type pg from 'pg';
 import { DEFAULT_SCHEMA, quoteIdentifier } from './identifiers.js';
-import { MIGRATIONS, WORKER_COMPATIBILITY_MIGRATION } from './migrations/index.js';
+import { MIGRATIONS } from './migrations/index.js';
 import type { Migration } from './migrations/index.js';
 import { SchemaTooNewError, readSchemaState, usableBy } from './schema-version.js';
 import type { SchemaState } from './schema-version.js';
 import { inTransaction } from './transaction.js';
-import { lockClaimAdmission } from './claim-admission-lock.js';
 import { grantStatements } from './roles.js';
 import type { StoreRoles } from './roles.js';
 
@@ -88,16 +87,10 @@ CREATE TABLE IF NOT EXISTS ${quotedSchema}.migrations (
 )`);
     const state = checkedUsable(schema, await readSchemaState(client, quotedSchema), latest);
     if (state.version >= migration.id) return { applied: false, version: state.version };
-    if (migration.id >= WORKER_COMPATIBILITY_MIGRATION) {
-      // Waits for every claim in flight; once this commits, workers the migration leaves behind claim no more.
-      await lockClaimAdmission(client, schema);
-    }
     await client.query(migration.sql(quotedSchema));
-    if (migration.id >= WORKER_COMPATIBILITY_MIGRATION) {
-      await client.query(`UPDATE ${quotedSchema}.settings SET oldest_worker_schema = greatest(oldest_worker_schema, $1)`, [
-        migration.workersFrom ?? migration.id,
-      ]);
-    }
+    await client.query(`UPDATE ${quotedSchema}.settings SET oldest_worker_schema = greatest(oldest_worker_schema, $1)`, [
+      migration.workersFrom ?? migration.id,
+    ]);
     await client.query(`INSERT INTO ${quotedSchema}.migrations (id, name) VALUES ($1, $2)`, [migration.id, migration.name]);
     return { applied: true, version: migration.id };
   });

@@ -23,20 +23,10 @@ export type ChangeRefusal =
   | 'before-deadline'
   /** `resume` needs an outcome on record (completed, or released); this claim has none yet. */
   | 'no-outcome'
-  /** The record does not authenticate under the secrets given: it may be forged. */
+  /** The record does not check under the secrets given, or is signed by one the CLI lacks: it may be forged. */
   | 'not-authentic'
   /** `release-absent` of a key that has a claim: `release` it, which checks the claim. */
-  | 'has-claim'
-  /** `keys activate` of a secret that was retired. */
-  | 'retired'
-  /** `keys retire` of the secret in force. */
-  | 'in-force'
-  /** `keys activate` of a secret that a worker seen lately does not hold. */
-  | 'workers-lack-secret'
-  /** `keys activate` finding rows signed by secrets the CLI was not given. */
-  | 'unknown-signers'
-  /** `keys retire` while another operator's `keys activate` changed the secret in force. */
-  | 'format-changed';
+  | 'has-claim';
 
 export class ClaimChangeRefusedError extends IdempotencyError {
   override readonly name = 'ClaimChangeRefusedError';
@@ -58,7 +48,17 @@ export class SecretRequiredError extends IdempotencyError {
 
 /** Why a change to `claim` is refused, or undefined when it may go ahead. */
 export function changeRefusal(claim: Claim, action: 'resolve' | 'release', force: boolean): ClaimChangeRefusedError | undefined {
-  if (claim.state === 'completed') {
+  // A completed record that does not check (planted with a leaked secret, say) is no outcome: a person may replace it.
+  const untrusted = claim.authenticity === 'rejected' || claim.authenticity === 'unverifiable';
+  if (claim.state === 'completed' && untrusted && !force) {
+    return new ClaimChangeRefusedError(
+      'not-authentic',
+      claim,
+      `Key ${claim.key} is completed, but its record does not check under the secrets the CLI was given (signed by ` +
+        `${claim.signedBy ?? 'no secret'}): check the vendor, then ${action} it with --force if its record is not to be trusted.`,
+    );
+  }
+  if (claim.state === 'completed' && !untrusted) {
     return new ClaimChangeRefusedError(
       'completed',
       claim,

@@ -1,6 +1,6 @@
 /**
- * The operator trail's writer: every change an operator makes (to a claim, by a prune, to the key
- * format) appends one row saying who, when, why, and from what to what, in the change's own
+ * The operator trail's writer: every change an operator makes (to a claim, by a prune, by a
+ * re-sign) appends one row saying who, when, why, and from what to what, in the change's own
  * transaction.
  */
 import type pg from 'pg';

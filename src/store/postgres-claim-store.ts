@@ -13,15 +13,12 @@ import type {
   ClaimStore,
   ClaimWatch,
   HeldClaim,
-  KeyFormatId,
-  KeyFormats,
   OutcomeNote,
   Waiter,
   WaiterNoted,
 } from './claim-store.js';
-import { KeyFormatUnavailableError, RecordAuthentication } from './record-authentication.js';
-import type { RecordSignature, SignedFields, TrustOptions } from './record-authentication.js';
-import { KeyFormatChangedError } from './key-format-changed.js';
+import { RecordSigner } from './record-signing.js';
+import type { SignedFields, TrustOptions } from './record-signing.js';
 import { ClaimContendedError } from './claim-contended.js';
 import { ClaimUndo } from './claim-undo.js';
 import { ClaimListener } from './claim-listener.js';
@@ -29,10 +26,10 @@ import type { AuditLedger } from './audit-ledger.js';
 import { PostgresAuditLedger } from './postgres-audit-ledger.js';
 import { DEFAULT_SCHEMA, outcomeChannel, quoteIdentifier } from './identifiers.js';
 import { assertWorkerPrivileges } from './worker-privileges.js';
-import { SchemaTooNewError, assertSchemaUsable, readSchemaState } from './schema-version.js';
+import { SchemaNotMigratedError, assertSchemaUsable } from './schema-version.js';
 import { LATEST_MIGRATION } from './migrations/index.js';
 import { payloadToJson } from './payload-json.js';
-import { inForceOf, toClaim } from './claim-row.js';
+import { toClaim } from './claim-row.js';
 import type { ClaimRow } from './claim-row.js';
 import { claimStatements } from './claim-statements.js';
 import { NaturalBatch, settle } from './natural-batch.js';
@@ -43,7 +40,8 @@ import { checkDurability } from './durability.js';
 import { pgText } from './pg-text.js';
 import { defaultStoreLogger } from './store-logger.js';
 import type { StoreLogger } from './store-logger.js';
-import { sha256Hex } from '../key/index.js';
+import { KeySalt } from '../key/index.js';
+import { createHash } from 'node:crypto';
 import { errorMessage } from '../error-text.js';
 import { IdempotencyConfigError } from '../errors.js';
 
@@ -92,6 +90,11 @@ interface PendingRecord {
   readonly secretId: string | null;
 }
 
+/** What each store reads once, before its first claim. */
+interface CheckedSchema {
+  readonly keySalt: KeySalt;
+}
+
 const BEGIN_ATTEMPTS = 3;
 /**
  * Claim (and record) statements in flight at once, each carrying whatever arrived meanwhile: one, so
@@ -108,14 +111,6 @@ const STALLED_STATEMENT_MS = 500;
 const MAX_BATCH = 100;
 /** Awaited completions remembered for `waitersToTell` (each is asked for at once, so a few suffice). */
 const MAX_AWAITED_COMPLETIONS = 10_000;
-/** How often a claiming worker notes itself in the worker registry (migration 10). */
-const WORKER_NOTE_INTERVAL_MS = 60_000;
-/** SQLSTATE of the trigger that refuses a claim keyed in a format that is not in force (migration 7). */
-const KEY_FORMAT_REFUSED = 'TI001';
-/** The trigger's lock on the settings, under REPEATABLE READ, when they changed after the snapshot (migration 7). */
-const SERIALIZATION_FAILURE = '40001';
-/** SQLSTATE of the trigger that refuses a claim from a worker older than the schema admits (migration 7). */
-const WORKER_TOO_OLD = 'TI002';
 
 /** pools this process already listens on for idle-client errors */
 const guardedPools = new WeakSet<pg.Pool>();
@@ -130,14 +125,9 @@ export class PostgresClaimStore implements ClaimStore {
   private readonly logger: StoreLogger;
   /** Null when prepared statements are off. */
   private readonly statementPrefix: string | null;
-  private checkedOnce: Promise<void> | undefined;
+  private checkedOnce: Promise<CheckedSchema> | undefined;
   private ledger: PostgresAuditLedger | undefined;
-  private readonly authentication: RecordAuthentication;
-  /** The key format in force, as last read; re-read when a claim is refused for its format. */
-  private inForce: KeyFormatId = { version: 1, secretId: null };
-  /** When each identity claiming through this store was last noted in the worker registry. */
-  private readonly workerNotedAt = new Map<string, number>();
-  private warnedUnprotected = false;
+  private readonly signer: RecordSigner;
   /** Told when a ghost someone was flagged as waiting on is undone (see `onGhostReleased`). */
   private readonly ghostListeners = new Set<(ghost: HeldClaim) => void>();
   /** Tokens of claims this store completed or released while someone was flagged as waiting on them (see `waitersToTell`). */
@@ -168,11 +158,11 @@ export class PostgresClaimStore implements ClaimStore {
     this.statements = claimStatements(quotedSchema, { synchronousRecords: options.synchronousRecords ?? false });
     this.channel = outcomeChannel(this.schema);
     this.logger = options.logger ?? defaultStoreLogger;
-    this.authentication = new RecordAuthentication(options);
+    this.signer = new RecordSigner(options);
     this.listener = new ClaimListener(connectionConfigOf(this.pool), this.channel, this.logger);
     // Named by schema and statement set, so two stores on one pool never share a name for two texts.
     const statementSet = `${this.schema}/${options.synchronousRecords ? 'synchronous' : 'relaxed'}-records`;
-    this.statementPrefix = options.preparedStatements === false ? null : `ti_${sha256Hex(statementSet).slice(0, 12)}`;
+    this.statementPrefix = options.preparedStatements === false ? null : `ti_${createHash('sha256').update(statementSet).digest('hex').slice(0, 12)}`;
     this.guardPool();
     const batching = {
       maxInFlight: options.batchStatements === false ? Number.POSITIVE_INFINITY : STATEMENTS_IN_FLIGHT,
@@ -189,34 +179,15 @@ export class PostgresClaimStore implements ClaimStore {
     }, this.logger);
   }
 
-  /** How keys are derived now: in the format in force (read from the store), and earlier ones to look up. */
-  async keyFormats(claimedBy?: string): Promise<KeyFormats> {
-    await this.checkOnce();
-    try {
-      return this.authentication.keyFormats(this.inForce);
-    } catch (error) {
-      if (!(error instanceof KeyFormatUnavailableError)) throw error;
-      // Read again: only a claim would, and without a key this worker gets to none. The format may have
-      // moved since to a secret it holds (an activation after it started).
-      await this.readKeyFormat();
-      try {
-        return this.authentication.keyFormats(this.inForce);
-      } catch (stillUnavailable) {
-        // On record with the secrets it holds, so `keys activate` sees a worker that could not find
-        // claims keyed with the secret in force, though it never got to claim.
-        if (claimedBy !== undefined) await this.noteWorker(claimedBy);
-        throw stillUnavailable;
-      }
-    }
+  async keySalt(): Promise<KeySalt> {
+    return (await this.checkOnce()).keySalt;
   }
 
   async begin(request: ClaimRequest, leaseMs: number): Promise<BeginResult> {
     await this.checkOnce();
-    await this.noteWorker(request.claimedBy);
-    // After a move to a new key format, a claim made before it is found under its earlier key.
-    // Race-free: no claim in an earlier format can be made once the new one is in force.
-    const earlier = await this.firstOf(request.previousKeys.map((previous) => previous.key));
-    if (earlier) return { won: false, claim: earlier };
+    // In a refused call's place, the refused call's record decides: it is looked up first, never claimed under.
+    const refused = request.refusedKey === undefined || request.refusedKey === request.key ? null : await this.get(request.refusedKey);
+    if (refused) return { won: false, claim: refused };
     // A claim can be released between our failed insert and our read; then we simply try again.
     for (let attempt = 1; attempt <= BEGIN_ATTEMPTS; attempt++) {
       const inserted = await this.claims.submit({ request, leaseMs });
@@ -237,24 +208,14 @@ export class PostgresClaimStore implements ClaimStore {
 
   async get(key: string): Promise<Claim | null> {
     const { rows } = await this.query<ClaimRow>('get', this.statements.get, [key]);
-    return rows[0] ? await this.claimOf(rows[0]) : null;
-  }
-
-  /**
-   * Authenticates a row by the format in force that its own statement read (one snapshot: a row
-   * forged after an activation is judged by that activation), and remembers that format for signing.
-   */
-  private async claimOf(row: ClaimRow): Promise<Claim> {
-    const inForce = inForceOf(row);
-    if (inForce) this.inForce = inForce;
-    return toClaim(row, this.authentication, inForce ?? this.inForce);
+    return rows[0] ? toClaim(rows[0], this.signer) : null;
   }
 
   async complete(claim: Claim, result: Payload): Promise<boolean> {
     const json = payloadToJson(result);
     // The record drops any note's detail (a taker's question about the call: the statement clears it), as signed here.
     const fields: SignedFields = { ...claim, state: 'completed', result: json, outcomeNote: claim.outcomeNote, outcomeDetail: null };
-    return this.writeSigned(fields, ({ mac, secretId }) => this.records.submit({ claim, result: json, mac, secretId }));
+    return this.records.submit({ claim, result: json, ...this.signer.sign(fields) });
   }
 
   async release(claim: Claim): Promise<boolean> {
@@ -264,17 +225,15 @@ export class PostgresClaimStore implements ClaimStore {
   async markUnknown(claim: Claim, note: OutcomeNote): Promise<boolean> {
     const summary = pgText(note.summary);
     const detail = note.detail ? payloadToJson(note.detail) : null;
-    const fields: SignedFields = { ...claim, state: 'unknown', result: null, outcomeNote: summary, outcomeDetail: detail };
-    return this.writeSigned(fields, ({ mac, secretId }) =>
-      this.settle('mark_unknown', this.statements.markUnknown, [claim.key, claim.token, this.channel, summary, mac, secretId, detail]),
-    );
+    const { mac, secretId } = this.signer.sign({ ...claim, state: 'unknown', result: null, outcomeNote: summary, outcomeDetail: detail });
+    return this.settle('mark_unknown', this.statements.markUnknown, [claim.key, claim.token, this.channel, summary, mac, secretId, detail]);
   }
 
   async handBack(taken: Claim, orphan: Claim, note: OutcomeNote): Promise<boolean> {
     const summary = pgText(note.summary);
     const detail = note.detail ? payloadToJson(note.detail) : null;
-    const fields: SignedFields = { ...orphan, state: 'unknown', result: null, outcomeNote: summary, outcomeDetail: detail };
-    return this.writeSigned(fields, ({ mac, secretId }) => this.settle('hand_back', this.statements.handBack, [
+    const { mac, secretId } = this.signer.sign({ ...orphan, state: 'unknown', result: null, outcomeNote: summary, outcomeDetail: detail });
+    return this.settle('hand_back', this.statements.handBack, [
       taken.key,
       taken.token,
       this.channel,
@@ -291,8 +250,7 @@ export class PostgresClaimStore implements ClaimStore {
       detail,
       mac,
       secretId,
-      LATEST_MIGRATION,
-    ]));
+    ]);
   }
 
   async takeOver(orphan: Claim, request: ClaimRequest, leaseMs: number, note?: OutcomeNote): Promise<Claim | null> {
@@ -309,32 +267,24 @@ export class PostgresClaimStore implements ClaimStore {
       runId: request.runId,
       activityId: request.activityId,
     };
-    const fields: SignedFields = { ...taker, result: null, outcomeNote: summary, outcomeDetail: detail };
-    const write = async ({ mac, secretId }: RecordSignature) => {
-      const { rows } = await this.pool.query<ClaimRow>(this.statements.takeOver, [
-        orphan.key,
-        orphan.token,
-        token,
-        request.attempt,
-        request.claimedBy,
-        leaseMs,
-        request.workflowId,
-        request.runId,
-        request.activityId,
-        request.deadlineMs,
-        mac,
-        secretId,
-        LATEST_MIGRATION,
-        summary,
-        detail,
-      ]).catch((error: unknown) => this.failedAdmission(error));
-      return rows[0] ? await this.claimOf(rows[0]) : null;
-    };
-    // Signed by a secret retired since this store last read the format in force, the statement takes nothing:
-    // signed anew and written again, as an outcome is.
-    let taken: Claim | null = null;
-    await this.writeSigned(fields, async (signature) => (taken = await write(signature)) !== null);
-    return taken;
+    const { mac, secretId } = this.signer.sign({ ...taker, result: null, outcomeNote: summary, outcomeDetail: detail });
+    const { rows } = await this.pool.query<ClaimRow>(this.statements.takeOver, [
+      orphan.key,
+      orphan.token,
+      token,
+      request.attempt,
+      request.claimedBy,
+      leaseMs,
+      request.workflowId,
+      request.runId,
+      request.activityId,
+      request.deadlineMs,
+      mac,
+      secretId,
+      summary,
+      detail,
+    ]);
+    return rows[0] ? toClaim(rows[0], this.signer) : null;
   }
 
   async addWaiter(waiter: Waiter): Promise<WaiterNoted> {
@@ -445,9 +395,7 @@ export class PostgresClaimStore implements ClaimStore {
         column(({ leaseMs }) => leaseMs),
         column(({ request }) => request.deadlineMs),
         column(({ mac }) => mac),
-        column(({ request }) => request.keyFormat.version),
         column(({ secretId }) => secretId),
-        LATEST_MIGRATION,
         column(({ request }) => (request.arguments ? payloadToJson(request.arguments) : null)),
       ]));
     } catch (error) {
@@ -459,7 +407,7 @@ export class PostgresClaimStore implements ClaimStore {
     return Promise.all(
       signed.map(async ({ request, token, leaseMs }) => {
         const row = byToken.get(token);
-        const read = await settle(row ? this.claimOf(row) : Promise.resolve(null));
+        const read = await settle(Promise.resolve().then(() => (row ? toClaim(row, this.signer) : null)));
         // Inserted, but its caller is told it failed (it will not call): the claim goes, as one alone would.
         if (!read.ok) this.undo.add(request.key, token, leaseMs * 2);
         return read;
@@ -526,52 +474,7 @@ export class PostgresClaimStore implements ClaimStore {
   /** Reads the claim and flags it as awaited, so that its outcome is announced. */
   private async markAwaited(key: string): Promise<Claim | null> {
     const { rows } = await this.pool.query<ClaimRow>(this.statements.markAwaited, [key]);
-    return rows[0] ? await this.claimOf(rows[0]) : null;
-  }
-
-  /** The first of `keys` that has a claim, in the order given; none for no keys. */
-  private async firstOf(keys: readonly string[]): Promise<Claim | null> {
-    if (keys.length === 0) return null;
-    const { rows } = await this.query<ClaimRow>('get_first', this.statements.getFirst, [keys]);
-    return rows[0] ? await this.claimOf(rows[0]) : null;
-  }
-
-  private sign(fields: SignedFields): RecordSignature {
-    return this.authentication.sign(fields, this.inForce);
-  }
-
-  /**
-   * A new claim is signed with the secret that keyed it, whatever this store read last: the row names
-   * one secret (`secret_id`, which the trigger holds to the one in force) and its MAC must be by that
-   * one. Reads answering out of order across `keys activate` can leave `inForce` a step behind.
-   */
-  private signClaim(request: ClaimRequest, token: string): RecordSignature {
-    return this.authentication.sign({ ...request, state: 'claimed', token, result: null, outcomeNote: null, outcomeDetail: null }, request.keyFormat);
-  }
-
-  /**
-   * Writes an outcome (or a takeover) signed with the secret in force as this store last read it. A worker busy with one
-   * long call reads nothing meanwhile, so across `keys activate` and `keys retire` that may be a retired
-   * secret, whose signature every worker refuses: the statement then writes nothing (or, outside READ
-   * COMMITTED, fails with a serialization error), and the outcome is signed again with the secret in force
-   * now and written once more. False when it still is not written (the claim is not this caller's any more).
-   */
-  private async writeSigned(fields: SignedFields, write: (signature: RecordSignature) => Promise<boolean>): Promise<boolean> {
-    const signature = this.sign(fields);
-    let serializationFailed = false;
-    try {
-      if (await write(signature)) return true;
-    } catch (error) {
-      // REPEATABLE READ or SERIALIZABLE: a change committed after the statement's snapshot (a retirement, a lease
-      // renewal) failed it, and nothing was written. Written again below; failing again, it is the caller's to retry.
-      if (sqlStateOf(error) !== SERIALIZATION_FAILURE) throw error;
-      serializationFailed = true;
-    }
-    if (signature.secretId !== null) await this.readKeyFormat();
-    const again = this.sign(fields);
-    // Not written, though signed as it is still to be signed: the claim is not this caller's any more.
-    if (!serializationFailed && again.secretId === signature.secretId) return false;
-    return write(again);
+    return rows[0] ? toClaim(rows[0], this.signer) : null;
   }
 
   /**
@@ -584,14 +487,6 @@ export class PostgresClaimStore implements ClaimStore {
     try {
       return await this.insertClaim(request, token, leaseMs);
     } catch (error) {
-      // Nothing was inserted: the format moved on (or, under REPEATABLE READ, the settings changed after this
-      // statement's snapshot). Read the one in force; the caller derives keys again.
-      if (isKeyFormatRefusal(error) || sqlStateOf(error) === SERIALIZATION_FAILURE) {
-        await this.readKeyFormat();
-        throw new KeyFormatChangedError(this.inForce);
-      }
-      // Nothing was inserted, and nothing will be until this worker is upgraded.
-      if (sqlStateOf(error) === WORKER_TOO_OLD) return this.failedAdmission(error);
       this.undo.add(request.key, token, leaseMs * 2);
       throw error;
     }
@@ -614,12 +509,10 @@ export class PostgresClaimStore implements ClaimStore {
       leaseMs,
       request.deadlineMs,
       mac,
-      request.keyFormat.version,
       secretId,
-      LATEST_MIGRATION,
       request.arguments ? payloadToJson(request.arguments) : null,
     ]);
-    return rows[0] ? await this.claimOf(rows[0]) : null;
+    return rows[0] ? toClaim(rows[0], this.signer) : null;
   }
 
   /**
@@ -640,74 +533,29 @@ export class PostgresClaimStore implements ClaimStore {
     return this.pool.query<R>(config);
   }
 
+  /** A new claim, signed as it is inserted. */
+  private signClaim(request: ClaimRequest, token: string) {
+    return this.signer.sign({ ...request, state: 'claimed', token, result: null, outcomeNote: null, outcomeDetail: null });
+  }
+
   /**
    * Once per store: a missing or outdated schema is reported by name rather than as a failed
-   * insert, and a server that could lose a committed claim is reported before the first call.
+   * insert, a role that could claim but not settle before any claim, a server that could lose a
+   * committed claim before the first call; and the key salt is read.
    */
-  private checkOnce(): Promise<void> {
+  private checkOnce(): Promise<CheckedSchema> {
     this.checkedOnce ??= (async () => {
       await assertSchemaUsable(this.pool, this.schema);
       await assertWorkerPrivileges(this.pool, this.schema, quoteIdentifier('schema', this.schema));
       await checkDurability(this.pool, this.logger);
-      await this.readKeyFormat();
+      const { rows } = await this.pool.query<{ key_salt: Buffer }>(this.statements.keySettings);
+      if (!rows[0]) throw new SchemaNotMigratedError(this.schema, LATEST_MIGRATION, 'its settings row, which keeps the key salt, is gone');
+      return { keySalt: new KeySalt(rows[0].key_salt) };
     })().catch((error: unknown) => {
       this.checkedOnce = undefined; // unreachable now may be reachable later
       throw error;
     });
     return this.checkedOnce;
-  }
-
-  /**
-   * Notes this worker and the secrets it holds, at its first claim and then at most once a minute, for
-   * `keys activate` to check: one statement a minute, before that claim (so a worker that claimed is
-   * on record). A claim never fails with it.
-   */
-  private async noteWorker(identity: string): Promise<void> {
-    const now = Date.now();
-    if (now - (this.workerNotedAt.get(identity) ?? -Infinity) < WORKER_NOTE_INTERVAL_MS) return;
-    this.workerNotedAt.set(identity, now);
-    await this.query('note_worker', this.statements.noteWorker, [identity, this.authentication.secretIds, LATEST_MIGRATION]).catch(
-      (error: unknown) => {
-        // Tried again in a minute: during an outage, one warning a minute, not one a claim.
-        this.logger.warn('Idempotency: could not note this worker for keys activate to check', {
-          error: errorMessage(error),
-        });
-      },
-    );
-  }
-
-  /**
-   * A newer release migrated the schema while this worker ran, and its migration leaves this
-   * release behind: the trigger refused the claim (TI002), so nothing was claimed or called.
-   */
-  private async failedAdmission(error: unknown): Promise<never> {
-    if (sqlStateOf(error) !== WORKER_TOO_OLD) throw error;
-    this.checkedOnce = undefined;
-    const state = await readSchemaState(this.pool, quoteIdentifier('schema', this.schema));
-    throw new SchemaTooNewError(this.schema, state.version, state.oldestWorkerSchema);
-  }
-
-  private async readKeyFormat(): Promise<void> {
-    const { rows } = await this.pool.query<{ key_format: 1 | 2; secret_id: string | null }>(this.statements.keyFormatInForce);
-    const row = rows[0];
-    if (row) this.inForce = { version: row.key_format, secretId: row.secret_id };
-    this.warnIfUnprotected();
-  }
-
-  /**
-   * Given a secret, a worker signs what it writes, but before `keys activate` puts a secret in force
-   * it must still obey unsigned rows (those of workers without one, and any a writer forges): said
-   * once per store, so nobody believes the records are checked while they are not.
-   */
-  private warnIfUnprotected(): void {
-    if (this.warnedUnprotected || !this.authentication.hasSecret || this.inForce.version !== 1) return;
-    this.warnedUnprotected = true;
-    this.logger.warn(
-      `Idempotency: this worker was given a secret, but no secret is in force in schema ${this.schema}: until one is, ` +
-        'records are not authenticated (an unsigned row, forged or not, is obeyed) and keys are unkeyed sha256. ' +
-        'Once every worker has the secret, run `temporal-idempotency keys activate`.',
-      { schema: this.schema },
-    );
   }
 
   /**
@@ -745,11 +593,6 @@ function rolledBack(error: unknown): boolean {
   if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code) || typeof severity !== 'string') return false;
   if (code === COMPLETION_UNKNOWN || severity === 'FATAL' || severity === 'PANIC') return false;
   return !BACKEND_LOST_CLASSES.has(code.slice(0, 2));
-}
-
-/** The store's trigger refused a claim keyed in a format that is no longer in force. */
-function isKeyFormatRefusal(error: unknown): boolean {
-  return sqlStateOf(error) === KEY_FORMAT_REFUSED;
 }
 
 function sqlStateOf(error: unknown): unknown {

@@ -2,8 +2,9 @@
  * The privileges each role needs on a schema, and no more. Three roles per
  * schema (see SECURITY.md): the migrator owns it and runs `migrate`; the
  * worker claims, settles and appends to the ledger; the operator (the CLI)
- * reads everything and changes claims, waiters and the key format in force,
- * with a row on the operator trail each time.
+ * reads everything and changes claims and waiters, with a row on the operator
+ * trail each time. Nobody but the migrator changes the settings (the key salt)
+ * or prunes the ledger.
  *
  * `migrate` applies these after migrating when it is given the role names, on
  * every deploy, so a table a later migration adds is granted in the same step.
@@ -25,37 +26,30 @@ export function grantStatements(roles: StoreRoles, schema: string = DEFAULT_SCHE
     const worker = quoteIdentifier('worker role', roles.worker);
     statements.push(
       `GRANT USAGE ON SCHEMA ${s} TO ${worker}`,
-      // Which schema version and key format are in force; the claim trigger reads the settings as the worker.
+      // Which schema version it is at, and the key salt.
       `GRANT SELECT ON ${s}.migrations, ${s}.settings TO ${worker}`,
       // DELETE: a claim released after a definite failure, or undone after an insert that may not have committed.
       `GRANT SELECT, INSERT, UPDATE, DELETE ON ${s}.claims TO ${worker}`,
       // A refused workflow is recorded (INSERT … ON CONFLICT DO UPDATE), for the CLI to signal.
       `GRANT SELECT, INSERT, UPDATE ON ${s}.waiters TO ${worker}`,
-      // Notes itself (the secrets it holds), for `keys activate` to check.
-      `GRANT SELECT, INSERT, UPDATE ON ${s}.workers TO ${worker}`,
       // Append only: no SELECT, so a compromised worker cannot read what other workers sent.
       `GRANT INSERT ON ${s}.ledger TO ${worker}`,
       `GRANT USAGE ON SEQUENCE ${s}.ledger_id_seq TO ${worker}`,
-      // Runs as the owner: whether an outcome's signer was retired, asked by every settling statement (migration 11).
-      `GRANT EXECUTE ON FUNCTION ${s}.signed_by_retired(text) TO ${worker}`,
     );
   }
   if (roles.operator !== undefined) {
     const operator = quoteIdentifier('operator role', roles.operator);
     statements.push(
       `GRANT USAGE ON SCHEMA ${s} TO ${operator}`,
-      `GRANT SELECT ON ${s}.migrations, ${s}.ledger, ${s}.ledger_calls, ${s}.ledger_reconciliations, ${s}.workers TO ${operator}`,
-      // resolve and release (after the checks the CLI makes), prune, and signing rows when a secret is activated.
+      // The key salt, read: `show` checks recorded arguments against the fingerprint.
+      `GRANT SELECT ON ${s}.migrations, ${s}.settings, ${s}.ledger, ${s}.ledger_calls, ${s}.ledger_reconciliations TO ${operator}`,
+      // resolve and release (after the checks the CLI makes), prune, and `keys re-sign`.
       `GRANT SELECT, UPDATE, DELETE ON ${s}.claims TO ${operator}`,
       // Marked when signalled, forgotten when the workflow is gone, pruned with their claims.
       `GRANT SELECT, UPDATE, DELETE ON ${s}.waiters TO ${operator}`,
-      // `keys activate`.
-      `GRANT SELECT, UPDATE ON ${s}.settings TO ${operator}`,
       // The operator trail: every change the CLI makes is appended here; nobody but the owner can change it.
       `GRANT SELECT, INSERT ON ${s}.operator_actions TO ${operator}`,
       `GRANT USAGE ON SEQUENCE ${s}.operator_actions_id_seq TO ${operator}`,
-      // Runs as the owner: deletes only whole calls past the retention, never under a day old (migration 9).
-      `GRANT EXECUTE ON FUNCTION ${s}.prune_ledger(interval, text, boolean) TO ${operator}`,
     );
   }
   return statements;

@@ -5,7 +5,7 @@
 import type pg from 'pg';
 import { quoteIdentifier } from './identifiers.js';
 import { IdempotencyError } from '../errors.js';
-import { LATEST_MIGRATION, WORKER_COMPATIBILITY_MIGRATION } from './migrations/index.js';
+import { LATEST_MIGRATION } from './migrations/index.js';
 
 const UNDEFINED_TABLE = '42P01';
 
@@ -16,10 +16,15 @@ export class SchemaNotMigratedError extends IdempotencyError {
   constructor(
     readonly schema: string,
     readonly databaseVersion: number,
+    /** What is missing, when the version is current but the schema is not whole. */
+    missing?: string,
   ) {
     super(
-      `Schema "${schema}" is at migration ${databaseVersion} of ${LATEST_MIGRATION}: run migrate() ` +
-        `or \`temporal-idempotency migrate --schema ${schema}\` before starting workers.`,
+      missing
+        ? `Schema "${schema}" is at migration ${databaseVersion}, but ${missing}: a schema's owner changed it by hand. ` +
+            'Claims need a whole schema: create a new one with migrate() (its claims start empty).'
+        : `Schema "${schema}" is at migration ${databaseVersion} of ${LATEST_MIGRATION}: run migrate() ` +
+            `or \`temporal-idempotency migrate --schema ${schema}\` before starting workers.`,
     );
   }
 }
@@ -45,7 +50,7 @@ export class SchemaTooNewError extends IdempotencyError {
 export interface SchemaState {
   /** The latest migration applied; 0 when the schema or its migrations table does not exist. */
   readonly version: number;
-  /** The oldest schema version whose workers may claim here (the version itself before migration 7). */
+  /** The oldest schema version whose workers may claim here. */
   readonly oldestWorkerSchema: number;
 }
 
@@ -59,7 +64,7 @@ export async function readSchemaState(client: pg.ClientBase | pg.Pool, quotedSch
     if ((error as { code?: string }).code === UNDEFINED_TABLE) return { version: 0, oldestWorkerSchema: 0 };
     throw error;
   }
-  if (version < WORKER_COMPATIBILITY_MIGRATION) return { version, oldestWorkerSchema: version };
+  if (version === 0) return { version, oldestWorkerSchema: 0 };
   const { rows } = await client.query<{ oldest_worker_schema: number }>(`SELECT oldest_worker_schema FROM ${quotedSchema}.settings`);
   return { version, oldestWorkerSchema: rows[0]?.oldest_worker_schema ?? version };
 }

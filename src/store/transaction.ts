@@ -4,9 +4,9 @@ import type pg from 'pg';
  * Runs `work` in a transaction on one pooled connection: committed if it returns, rolled back if it throws.
  *
  * READ COMMITTED whatever the role's or database's default: every transaction here takes a lock and then
- * reads what it must act on (a migration, a key activation or retirement, an operator's change). Under
- * REPEATABLE READ the statement that takes the lock would fix the snapshot before the lock is granted,
- * and what committed while it waited (a record signed by a secret being retired) would go unseen.
+ * reads what it must act on (a migration, an operator's change). Under REPEATABLE READ the statement that
+ * takes the lock would fix the snapshot before the lock is granted, and what committed while it waited
+ * (a worker's record of the claim being resolved) would go unseen, or fail the change.
  */
 export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();

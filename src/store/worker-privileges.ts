@@ -27,8 +27,8 @@ export class StorePrivilegesMissingError extends IdempotencyError {
 
 interface RequiredPrivilege {
   readonly label: string;
-  /** The check's function, and its two arguments: the object's name and the privilege. */
-  readonly check: 'has_any_column_privilege' | 'has_table_privilege' | 'has_function_privilege';
+  /** The check's function, and its two arguments: the table's name and the privilege. */
+  readonly check: 'has_any_column_privilege' | 'has_table_privilege';
   readonly object: string;
   readonly privilege: string;
 }
@@ -47,9 +47,8 @@ function requiredPrivileges(quotedSchema: string): RequiredPrivilege[] {
     ...onTable('claims', ['SELECT', 'INSERT', 'UPDATE', 'DELETE']),
     // A refused workflow on record as waiting, for resolve and release to signal: without it, it waits for ever.
     ...onTable('waiters', ['SELECT', 'INSERT', 'UPDATE']),
-    // The worker registry `keys activate` reads to refuse while a worker lacks the secret it would put in force.
-    ...onTable('workers', ['SELECT', 'INSERT', 'UPDATE']),
-    { label: 'EXECUTE on signed_by_retired(text)', check: 'has_function_privilege', object: `${quotedSchema}.signed_by_retired(text)`, privilege: 'EXECUTE' },
+    // The key salt, read once: without it no key can be derived.
+    ...onTable('settings', ['SELECT']),
   ];
 }
 

@@ -5,14 +5,13 @@
  * held to the same behavioural suite. Leases run on an injectable clock.
  *
  * What it is not: durable (a restart forgets every claim), shared (each process,
- * and each store object, has its own claims), authenticated (no secret, no
- * record MACs: records are `not-checked`), or able to change key format (format
- * 1 only, as a deployment without a secret). Never use it on a real worker.
+ * and each store object, has its own claims and its own key salt), or signed (no
+ * record secret: records are `not-checked`). Never use it on a real worker.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Payload } from '@temporalio/common';
-import type { BeginResult, Claim, ClaimRequest, ClaimState, ClaimStore, ClaimWatch, HeldClaim, KeyFormatId, OutcomeNote, Waiter, WaiterNoted } from '../store/claim-store.js';
-import { KeyFormatChangedError } from '../store/key-format-changed.js';
+import type { BeginResult, Claim, ClaimRequest, ClaimState, ClaimStore, ClaimWatch, HeldClaim, OutcomeNote, Waiter, WaiterNoted } from '../store/claim-store.js';
+import { KeySalt } from '../key/index.js';
 import { ClaimNotFoundError } from '../store/operator-errors.js';
 import { payloadFromJson, payloadToJson } from '../store/payload-json.js';
 import type { PayloadJson } from '../store/payload-json.js';
@@ -25,10 +24,9 @@ import { IdempotencyConfigError, InvalidArgumentError } from '../errors.js';
 export interface InMemoryClaimStoreOptions {
   /** What leases, deadlines and timestamps are measured by. Default: the system clock; `ManualClock` in tests that move time. */
   readonly clock?: Clock;
+  /** The salt keys are hashed under (16 bytes or more). Default: random, one per store, as `migrate` makes one per schema. */
+  readonly keySalt?: Uint8Array;
 }
-
-/** The only key format this store keeps: format 1, unkeyed, as a deployment without a secret. */
-const IN_FORCE: KeyFormatId = { version: 1, secretId: null };
 
 /** A claim as the store keeps it: times in milliseconds, payloads as Postgres keeps them (so they come back alike). */
 interface Row {
@@ -62,6 +60,7 @@ export class InMemoryClaimStore implements ClaimStore {
   /** Who follows each key's outcome. */
   private readonly followers = new Map<string, Set<() => void>>();
   private ledger: InMemoryAuditLedger | undefined;
+  private readonly salt: KeySalt;
 
   constructor(options: InMemoryClaimStoreOptions = {}) {
     const clock = options?.clock ?? systemClock;
@@ -72,15 +71,19 @@ export class InMemoryClaimStore implements ClaimStore {
       });
     }
     this.clock = clock;
+    this.salt = new KeySalt(options?.keySalt ?? randomBytes(32));
     // A jump in time may have ended an owner's lease: let every waiting attempt read again.
     clock.onAdvance?.(() => this.wakeAll());
   }
 
+  async keySalt(): Promise<KeySalt> {
+    return this.salt;
+  }
+
   async begin(request: ClaimRequest, leaseMs: number): Promise<BeginResult> {
     requireDuration('leaseMs', leaseMs);
-    const earlier = request.previousKeys.map((previous) => this.rows.get(previous.key)).find((row) => row !== undefined);
-    if (earlier) return { won: false, claim: this.claimOf(earlier) };
-    if (request.keyFormat.version !== IN_FORCE.version) throw new KeyFormatChangedError(IN_FORCE);
+    const refused = request.refusedKey === undefined ? undefined : this.rows.get(request.refusedKey);
+    if (refused) return { won: false, claim: this.claimOf(refused) };
     const existing = this.rows.get(request.key);
     if (existing) return { won: false, claim: this.claimOf(existing) };
     const now = this.clock.now();
@@ -304,7 +307,6 @@ export class InMemoryClaimStore implements ClaimStore {
       state: row.state,
       token: row.token,
       fingerprint: row.fingerprint,
-      keyFormat: IN_FORCE,
       namespace: row.namespace,
       activityType: row.activityType,
       workflowId: row.workflowId,
@@ -322,6 +324,7 @@ export class InMemoryClaimStore implements ClaimStore {
       deadlineAt: dateOrNull(row.deadlineAt),
       readAt: new Date(now),
       authenticity: 'not-checked',
+      signedBy: null,
     };
   }
 }

@@ -100,12 +100,3 @@ export function auditLedgerInterceptors(options: {
   const codec = new ResultCodec(options.payloadConverter ?? defaultPayloadConverter, [...(options.payloadCodecs ?? [])]);
   return [(context) => ({ inbound: new AuditedActivityInboundInterceptor(context, options.ledger, codec) })];
 }
-
-/**
- * The name 0.1 exported, kept so code written against it still compiles (a value and a type, so
- * TypeScript shows the deprecation).
- * @deprecated Use `AuditedActivityInboundInterceptor`: the SDK's own interceptors end in `…Interceptor`.
- */
-export const AuditedActivityInbound = AuditedActivityInboundInterceptor;
-/** @deprecated Use `AuditedActivityInboundInterceptor`: the SDK's own interceptors end in `…Interceptor`. */
-export type AuditedActivityInbound = AuditedActivityInboundInterceptor;

@@ -7,9 +7,9 @@ import type { Info } from '@temporalio/activity';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { Payload } from '@temporalio/common';
 import { InvalidKeyInputError, callKeysOf, canonicalize, deriveCustomKey, scopeMaterial } from '../key/index.js';
-import type { CallKeys, KeyFormat } from '../key/index.js';
+import type { CallKeys, KeySalt } from '../key/index.js';
 import { randomUUID } from 'node:crypto';
-import type { ClaimRequest, KeyFormats, LedgerCall } from '../store/index.js';
+import type { ClaimRequest, LedgerCall } from '../store/index.js';
 import { RESUMABLE_EARLIER_HEADER, RESUME_KEY_HEADER, isResumableEarlier, isResumeKey } from '../call-headers.js';
 import type { ResumeKey, ResumeMatch } from '../call-headers.js';
 import { IdempotencyConfigError } from '../errors.js';
@@ -32,8 +32,6 @@ export interface CallIdentity {
   readonly resumed: ResumeMatch | undefined;
   /** The canonical text of the semantic arguments: what the fingerprint hashes. */
   readonly argsText: string;
-  /** This call's fingerprint in every key format the deployment uses: a record made in any of them with these arguments has one. */
-  readonly fingerprints: readonly string[];
 }
 
 export function callIdentityFor(
@@ -42,7 +40,7 @@ export function callIdentityFor(
   headers: Readonly<Record<string, Payload>>,
   settings: ResolvedActivitySettings,
   claimedBy: string,
-  formats: KeyFormats,
+  salt: KeySalt,
 ): CallIdentity {
   checkStorable(callerOf(info, claimedBy));
   const resume = resumeKeyFor(info, headers);
@@ -66,25 +64,17 @@ export function callIdentityFor(
   }
   const semanticArgs = settings.keyArgs ? semanticArgsFrom(settings.keyArgs, args) : args;
   const argsText = canonicalize(semanticArgs, 'args');
-  // Keys in every format the deployment uses, so a claim made before it moved to its current one is found.
-  const [primary, ...previous] = keysInEveryFormat(info, args, argsText, settings, formats);
-  if (inRefusedPlace) {
-    // A resumed call is the refused one: the refused key's record decides, so it is looked up first. Released,
-    // the call is claimed like any other, under its key in the format in force, so a run of the same action
-    // under that key (after a keys activate, say) is found, and a later call finds this one's record.
-    const refused = [primary!, ...previous].find((keys) => keys.key === resume!.key) ?? { ...primary!, key: resume!.key };
-    previous.unshift(refused);
-  }
+  const { key, fingerprint } = keysFor(info, argsText, settings, customKeyFor(info, args, settings), salt);
   const request: ClaimRequest = {
     ...callerOf(info, claimedBy),
-    key: primary!.key,
-    fingerprint: primary!.fingerprint,
-    keyFormat: { version: formats.inForce.version, secretId: formats.inForce.secretId },
-    previousKeys: uniqueKeys(previous, primary!.key),
+    key,
+    fingerprint,
+    // A resumed call is the refused one: the refused key's record decides, so it is looked up first. Released,
+    // the call is claimed like any other, under its own key, so a later call finds this one's record.
+    ...(inRefusedPlace && resume!.key !== key ? { refusedKey: resume!.key } : {}),
     deadlineMs: info.startToCloseTimeoutMs > 0 ? info.startToCloseTimeoutMs + ATTEMPT_DEADLINE_GRACE_MS : null,
   };
-  const fingerprints = [primary!, ...previous].map((keys) => keys.fingerprint);
-  return { request, resumed: resume?.match, argsText, fingerprints };
+  return { request, resumed: resume?.match, argsText };
 }
 
 /**
@@ -161,23 +151,6 @@ function checkStorable(caller: ReturnType<typeof callerOf>): void {
   }
 }
 
-/** The keys to look up before claiming under `claimKey`, each once, in order. */
-function uniqueKeys(keys: readonly CallKeys[], claimKey: string): ClaimRequest['previousKeys'] {
-  const seen = new Set([claimKey]);
-  return keys.filter((keys) => !seen.has(keys.key) && seen.add(keys.key)).map(({ key, fingerprint }) => ({ key, fingerprint }));
-}
-
-function keysInEveryFormat(
-  info: Info,
-  args: readonly unknown[],
-  argsText: string,
-  settings: ResolvedActivitySettings,
-  formats: KeyFormats,
-): CallKeys[] {
-  const customKey = customKeyFor(info, args, settings);
-  return [formats.inForce, ...formats.previous].map((format) => keysFor(info, argsText, settings, customKey, format));
-}
-
 /** The refused call's key, on an activity `resumable()` schedules on a pass after an operator's decision. */
 function resumeKeyFor(info: Info, headers: Readonly<Record<string, Payload>>): ResumeKey | undefined {
   const payload = headers[RESUME_KEY_HEADER];
@@ -221,20 +194,19 @@ function keysFor(
   argsText: string,
   settings: ResolvedActivitySettings,
   customKey: string | undefined,
-  format: KeyFormat,
+  salt: KeySalt,
 ): CallKeys {
   if (customKey !== undefined) {
     return {
-      key: deriveCustomKey({ namespace: info.namespace, activityType: info.activityType, customKey }, format),
-      fingerprint: format.fingerprint(argsText),
-      format: format.version,
+      key: deriveCustomKey({ namespace: info.namespace, activityType: info.activityType, customKey }, salt),
+      fingerprint: salt.hash('fingerprint', [argsText]),
     };
   }
   const site = { workflowId: info.workflowExecution?.workflowId, runId: info.workflowExecution?.runId, activityId: info.activityId };
   return callKeysOf(
     { namespace: info.namespace, scopeMaterial: scopeMaterial(settings.scope, site), activityType: info.activityType },
     argsText,
-    format,
+    salt,
   );
 }
 

@@ -6,9 +6,8 @@ import type { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { Payload } from '@temporalio/common';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
-import { InvalidKeyInputError } from '../key/index.js';
-import { KeyFormatChangedError } from '../store/key-format-changed.js';
-import type { BeginResult, Claim, ClaimRequest, KeyFormats, OutcomeNote } from '../store/index.js';
+import { InvalidKeyInputError, keyToUuid } from '../key/index.js';
+import type { BeginResult, Claim, ClaimRequest, OutcomeNote } from '../store/index.js';
 import { callIdentityFor, callerOf, checkCallScopeAlone, ledgerCallOf } from './call-identity.js';
 import type { CallIdentity } from './call-identity.js';
 import { enterCall, leaveCall } from './current-call.js';
@@ -26,6 +25,7 @@ import {
   orphanedClaim,
   reconcileUnfinished,
   recordRejected,
+  recordUnverifiable,
   resultUndecodable,
   resumedArgumentsChanged,
   storeUnavailable,
@@ -34,7 +34,6 @@ import type { ResultCodec } from './result-codec.js';
 import { CallSettlement } from './call-settlement.js';
 import { askVendor } from './reconciliation.js';
 import type { ReconcileAnswer, Reconciler } from './reconciliation.js';
-import { UNKEYED, keyToUuid } from '../key/index.js';
 import type { ReconcileOutcome } from '../store/index.js';
 import { CRON_SCHEDULE_HEADER } from '../call-headers.js';
 import { errorClass } from '../error-text.js';
@@ -101,26 +100,21 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
 
   private async claimAndRun(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
     this.args = input.args;
-    let identity = await this.callIdentity(input);
+    const identity = await this.callIdentity(input);
     if (!identity.resumed && input.headers[CRON_SCHEDULE_HEADER]) warnOfMergedCronRunsOnce(this.context, this.settings);
     if (identity.resumed === 'same') {
       this.context.log.info('Idempotency: resumed after an operator decision; the refused call\'s key decides', {
         idempotencyKey: identity.request.key,
       });
     }
-    for (let formatChanges = 0; ; ) {
-      const { request } = identity;
+    const { request } = identity;
+    this.trace.keyed(request.key);
+    for (;;) {
       const claimStarted = performance.now();
-      this.trace.keyed(request.key);
       let begun: BeginResult;
       try {
         begun = await tracedClaim(() => this.deps.options.store.begin(request, this.deps.leases.leaseMs));
       } catch (error) {
-        // The deployment moved to another key format while we derived ours: derive again, once.
-        if (error instanceof KeyFormatChangedError && formatChanges++ === 0) {
-          identity = await this.callIdentity(input);
-          continue;
-        }
         throw storeUnavailable(request, error);
       }
       this.deps.metrics.claimLatency(this.context.metricMeter, performance.now() - claimStarted);
@@ -137,17 +131,15 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
     }
   }
 
-  /** Derives the key in the format in force (asked of the store), and in earlier formats to look claims up. */
+  /** Derives the call's key and fingerprint under the store's key salt. */
   private async callIdentity(input: ActivityExecuteInput): Promise<CallIdentity> {
     const { info } = this.context;
     const { store } = this.deps.options;
-    const formats = store.keyFormats
-      ? await this.storeCall(undefined, () => store.keyFormats!(this.deps.options.workerIdentity))
-      : UNKEYED_ONLY;
+    const salt = await this.storeCall(undefined, () => store.keySalt());
     let identity: CallIdentity;
     try {
       checkCallScopeAlone(info, input.headers, this.settings, (activityType) => this.settingsOf(activityType));
-      identity = callIdentityFor(info, input.args, input.headers, this.settings, this.deps.options.workerIdentity, formats);
+      identity = callIdentityFor(info, input.args, input.headers, this.settings, this.deps.options.workerIdentity, salt);
     } catch (error) {
       if (error instanceof InvalidKeyInputError) throw invalidKeyInput(error, info.activityType);
       if (error instanceof IdempotencyConfigError) throw misconfigured(error, info.activityType);
@@ -201,23 +193,22 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
       ...callerOf(info, this.deps.options.workerIdentity),
       key: '(none yet)',
       fingerprint: '',
-      keyFormat: { version: 1, secretId: null },
-      previousKeys: [],
       deadlineMs: null,
     };
   }
 
   /** Someone claimed this key before: never call again; answer from their outcome, or wait for it. */
   private async answerFromClaim(claim: Claim, request: ClaimRequest, identity: CallIdentity): Promise<Step> {
-    // A row written or changed without the deployment's secret decides nothing, whatever it says.
+    // A row written or changed without the record secret decides nothing, whatever it says; one signed by a
+    // secret this worker does not hold (a rollout in progress) waits for a worker that does.
     if (claim.authenticity === 'rejected') throw recordRejected(claim, request);
-    if (claim.fingerprint !== expectedFingerprint(claim, request)) {
-      // In the refused call's place, the record of the refused key (made in whichever key format) must hold
-      // this call's arguments. Other ones are either rebuilt (a fresh request id) or another action that took
-      // the place: which, only the workflow's author can say, so neither a replay nor a fresh call is safe.
-      const refusedKeyRecord = identity.resumed === 'same' && claim.key !== request.key;
-      if (!refusedKeyRecord) throw keyReuse(claim, request);
-      if (!identity.fingerprints.includes(claim.fingerprint)) return this.resumedWithOtherArguments(claim, request, identity);
+    if (claim.authenticity === 'unverifiable') throw recordUnverifiable(claim, request);
+    if (claim.fingerprint !== request.fingerprint) {
+      // In the refused call's place, the record of the refused key must hold this call's arguments. Other ones are
+      // either rebuilt (a fresh request id) or another action that took the place: which, only the workflow's
+      // author can say, so neither a replay nor a fresh call is safe.
+      if (identity.resumed === 'same' && claim.key !== request.key) return this.resumedWithOtherArguments(claim, request, identity);
+      throw keyReuse(claim, request);
     }
     switch (claim.state) {
       case 'completed':
@@ -518,27 +509,10 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
   }
 }
 
-/**
- * The name 0.1 exported, kept so code written against it still compiles. A value and a type, not an
- * `export { … as … }`: TypeScript shows `@deprecated` only on declarations.
- * @deprecated Use `IdempotentActivityInboundInterceptor`, named like the SDK's own inbound interceptors.
- */
-export const IdempotentActivityInbound = IdempotentActivityInboundInterceptor;
-/** @deprecated Use `IdempotentActivityInboundInterceptor`, named like the SDK's own inbound interceptors. */
-export type IdempotentActivityInbound = IdempotentActivityInboundInterceptor;
-
 /** Whether the claim's attempt is past its deadline (start-to-close plus a grace), by the database's clock. */
 function pastDeadline(claim: Claim): boolean {
   return claim.deadlineAt !== null && claim.deadlineAt.getTime() <= claim.readAt.getTime();
 }
-
-/** The fingerprint the request has in the key format the claim was found under (its key, or a previous one). */
-function expectedFingerprint(claim: Claim, request: ClaimRequest): string {
-  if (claim.key === request.key) return request.fingerprint;
-  return request.previousKeys.find((previous) => previous.key === claim.key)?.fingerprint ?? request.fingerprint;
-}
-
-const UNKEYED_ONLY: KeyFormats = { inForce: UNKEYED, previous: [] };
 
 const warnedCronTypes = new Set<string>();
 

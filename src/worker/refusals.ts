@@ -12,6 +12,7 @@ import {
   IdempotencyKeyReuse,
   IdempotencyOrphanedClaim,
   IdempotencyRecordRejected,
+  IdempotencyRecordUnverifiable,
   IdempotencyStoreUnavailable,
 } from '../failure-types.js';
 import { errorClass, storeFailureText } from '../error-text.js';
@@ -32,7 +33,11 @@ export interface RefusalDetails extends Pick<ClaimRequest, 'key' | 'activityType
   readonly claimedAt: string | null;
   /** Null when there is no claim (the store could not be reached). */
   readonly claimedBy: string | null;
-  /** Which case it was: `owner-died`, `owner-hung`, `outcome-unknown`, `owner-running`, `key-reuse`, `resumed-arguments-changed`, `store-unavailable`. */
+  /**
+   * Which case it was: `owner-died`, `owner-hung`, `outcome-unknown`, `owner-running`, `key-reuse`,
+   * `resumed-arguments-changed`, `store-unavailable`, `record-rejected`, `record-unverifiable`,
+   * `reconcile-unfinished`, `result-undecodable`.
+   */
   readonly reason: string;
   /** The attempt that was refused. */
   readonly refusedAttempt: number;
@@ -49,6 +54,8 @@ export interface RefusalDetails extends Pick<ClaimRequest, 'key' | 'activityType
    * details in plain text; `temporal-idempotency show <key>` decodes it.
    */
   readonly outcomeDetail?: string | null;
+  /** For `record-rejected` and `record-unverifiable`: the record secret the row names (null: unsigned). */
+  readonly signedBy?: string | null;
 }
 
 /**
@@ -89,10 +96,30 @@ export function recordRejected(claim: Claim, refused: Refused): ApplicationFailu
     nonRetryable: true,
     message:
       `Refusing to run ${refused.activityType} (attempt ${refused.attempt}): the record of key ${claim.key} ` +
-      `(${claim.state}, by worker ${claim.claimedBy}) does not authenticate under this deployment's secret: it was ` +
-      `written or changed by someone without it (forged, copied from another key, or edited). Nothing was called and ` +
-      `nothing was answered from it. Find out who can write the claims table (see SECURITY.md) before you release it.`,
-    details: [detailsOf(claim, refused, 'record-rejected')],
+      `(${claim.state}, by worker ${claim.claimedBy}) does not check under record secret ${claim.signedBy}, which ` +
+      `signed it: it was written or changed by someone without that secret (forged, copied from another key, or ` +
+      `edited). Nothing was called and nothing was answered from it. Find out who can write the claims table (see ` +
+      `SECURITY.md) before you release it.`,
+    details: [{ ...detailsOf(claim, refused, 'record-rejected'), signedBy: claim.signedBy }],
+  });
+}
+
+/** Signed by a secret this worker lacks (a rollout in progress), or unsigned where it requires signatures. */
+export function recordUnverifiable(claim: Claim, refused: Refused): ApplicationFailure {
+  const why =
+    claim.signedBy === null
+      ? `is unsigned, and this worker requires signed records (it has a record secret): a worker without one wrote ` +
+        `it. While a deployment adopts its first secret, give the workers previousSecrets: ['unsigned'] until ` +
+        '`temporal-idempotency keys re-sign` has signed the rows from before it'
+      : `is signed by record secret ${claim.signedBy}, which this worker does not hold: a secret rotation is under way ` +
+        `(or this worker was deployed without the current secret). Give it ${claim.signedBy} (secret or previousSecrets)`;
+  return ApplicationFailure.create({
+    type: IdempotencyRecordUnverifiable,
+    nonRetryable: false,
+    message:
+      `Did not run ${refused.activityType} (attempt ${refused.attempt}): the record of key ${claim.key} (${claim.state}) ` +
+      `${why}. Nothing was called and nothing was answered from it; Temporal will retry.`,
+    details: [{ ...detailsOf(claim, refused, 'record-unverifiable'), signedBy: claim.signedBy }],
   });
 }
 

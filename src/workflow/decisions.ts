@@ -25,8 +25,6 @@ const pending = new Map<string, { refusal: PendingRefusal; waiters: number }>();
 const accepted: Array<OperatorDecision & { readonly seq: number }> = [];
 /** Bounds memory against a flood of signals: a waiter needs only decisions newer than its call. */
 const MAX_KEPT_DECISIONS = 1_000;
-/** The latest decision per key not yet used: how 0.1 counted them, kept for replaying its histories. */
-const unconsumed = new Map<string, OperatorDecision>();
 let nextSeq = 0;
 
 export const decisions = {
@@ -49,24 +47,11 @@ export const decisions = {
     }
     accepted.push({ ...decision, seq: nextSeq++ });
     if (accepted.length > MAX_KEPT_DECISIONS) accepted.shift();
-    unconsumed.set(decision.key, decision);
   },
 
   /** The first decision on `key` that arrived at or after `fromSeq`. */
   since(key: string, fromSeq: number): OperatorDecision | undefined {
     return accepted.find((decision) => decision.key === key && decision.seq >= fromSeq);
-  },
-
-  /** 0.1's reading, for its histories: any decision on `key` not used yet. */
-  hasUnconsumed(key: string): boolean {
-    return unconsumed.has(key);
-  },
-
-  /** 0.1's reading: uses up the decision on `key`. */
-  consume(key: string): OperatorDecision | undefined {
-    const decision = unconsumed.get(key);
-    unconsumed.delete(key);
-    return decision;
   },
 
   startWaiting(refusal: PendingRefusal): void {

@@ -10,21 +10,14 @@
  * Needs the workflow interceptors (temporal-idempotency/workflow-interceptors,
  * or IdempotencyPlugin), which carry the key to the activity.
  */
-import { ActivityFailure, ApplicationFailure, condition, log, patched, setHandler } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, condition, log } from '@temporalio/workflow';
 import { IdempotencyOrphanedClaim } from '../failure-types.js';
 // Sandbox-safe: it imports only the error base, no Node built-in and no Temporal worker code.
 import { IdempotencyConfigError } from '../errors.js';
 import { decisions } from './decisions.js';
 import type { PendingRefusal } from './decisions.js';
-import { operatorDecisionSignal, pendingRefusalsQuery } from './definitions.js';
 import { ResumableCall, resumeContext, workflowState } from './resume-context.js';
 import type { ResumeTarget } from './resume-context.js';
-
-/**
- * Marks histories written by this version: a decision counts when it arrives after the refused call
- * was made. Histories of 0.1 (no marker) replay as they were written: the latest unused decision counts.
- */
-const DECIDES_BY_KEY_PATCH = 'temporal-idempotency/resumable-decides-by-key';
 
 export const WORKFLOW_INTERCEPTORS_MISSING =
   'resumable() needs the temporal-idempotency workflow interceptors, which carry the refused call\'s key to the ' +
@@ -46,7 +39,8 @@ interface Refusal extends PendingRefusal {
  * Other failures are rethrown untouched.
  */
 export async function resumable<T>(call: () => Promise<T>): Promise<T> {
-  if (!workflowState.interceptorsInstalled) useWithoutInterceptors();
+  // Fails the workflow task, loudly, until they are registered: without them a resumed call could get a new key.
+  if (!workflowState.interceptorsInstalled) throw new IdempotencyConfigError('interceptors.workflowModules', WORKFLOW_INTERCEPTORS_MISSING);
   let target: ResumeTarget | undefined;
   for (;;) {
     const context = new ResumableCall(target);
@@ -65,8 +59,7 @@ export async function resumable<T>(call: () => Promise<T>): Promise<T> {
 
 /** Waits for a decision on the refused key that arrived since the refused call was made. */
 async function waitForDecision(refusal: PendingRefusal, fromSeq: number): Promise<void> {
-  const byKey = patched(DECIDES_BY_KEY_PATCH);
-  const decided = byKey ? () => decisions.since(refusal.key, fromSeq) !== undefined : () => decisions.hasUnconsumed(refusal.key);
+  const decided = () => decisions.since(refusal.key, fromSeq) !== undefined;
   if (!decided()) {
     decisions.startWaiting(refusal);
     log.warn('Waiting for an operator decision on a refused call', { idempotencyKey: refusal.key, activityType: refusal.activityType });
@@ -76,18 +69,8 @@ async function waitForDecision(refusal: PendingRefusal, fromSeq: number): Promis
       decisions.stopWaiting(refusal.key);
     }
   }
-  const decision = byKey ? decisions.since(refusal.key, fromSeq) : decisions.consume(refusal.key);
+  const decision = decisions.since(refusal.key, fromSeq);
   log.info(`Operator ${decision?.decision ?? 'decided'} the refused call; calling it again with its key`, { idempotencyKey: refusal.key });
-}
-
-/**
- * New executions need the interceptors (fail the workflow task, loudly, until they are registered).
- * A history of 0.1 replays as it was written: handlers installed here, no key carried.
- */
-function useWithoutInterceptors(): void {
-  if (patched(DECIDES_BY_KEY_PATCH)) throw new IdempotencyConfigError('interceptors.workflowModules', WORKFLOW_INTERCEPTORS_MISSING);
-  setHandler(operatorDecisionSignal, (decision) => decisions.receive(decision));
-  setHandler(pendingRefusalsQuery, () => decisions.pendingRefusals());
 }
 
 function orphanedRefusalIn(error: unknown): Refusal | undefined {

@@ -1,7 +1,7 @@
 /**
  * Bad input at ClaimOperations' newer methods (exported, the library's operator API): a
- * `batchSize` of 0 made `activateSecret` and `retireSecret` sign nothing (LIMIT 0 ends the pass
- * at once) and then switch anyway, so every existing record was refused from then on; a
+ * `batchSize` of 0 made a signing pass sign nothing (LIMIT 0 ends the pass at once) and report
+ * success; a
  * `dryRun` of 0 or 'no' reached Postgres as false and deleted; a horizon of NaN or Infinity
  * failed inside Postgres ("interval out of range"), naming nothing; and `prune(-86_400_000)` put the
  * cutoff a day in the future and deleted every completed claim, the one just recorded too, so
@@ -18,9 +18,9 @@ import { useTestSchema } from '../support/schema.js';
 const schema = useTestSchema(import.meta.filename);
 const SECRET = 'operations-bad-numbers-secret-of-at-least-32-bytes';
 
-async function keyFormat(): Promise<number> {
-  const { rows } = await schema.pool.query<{ key_format: number }>(`SELECT key_format FROM "${schema.name}".settings`);
-  return rows[0]!.key_format;
+async function signers(): Promise<Array<string | null>> {
+  const { rows } = await schema.pool.query<{ secret_id: string | null }>(`SELECT secret_id FROM "${schema.name}".claims`);
+  return rows.map((row) => row.secret_id);
 }
 
 describe('ClaimOperations refuses bad numbers before changing anything', () => {
@@ -36,13 +36,15 @@ describe('ClaimOperations refuses bad numbers before changing anything', () => {
     expect((await schema.store.get(claim.key))?.state).toBe('completed');
   });
 
-  it('activateSecret({ batchSize: 0 }) names batchSize and leaves the format as it was', async () => {
-    const operations = new ClaimOperations(schema.pool, { schema: schema.name, secret: SECRET });
+  it('resign({ batchSize: 0 }) names batchSize and signs nothing', async () => {
+    await schema.store.begin(claimRequest(), 60_000);
+    const before = await signers();
+    const operations = new ClaimOperations(schema.pool, { schema: schema.name, secret: SECRET, previousSecrets: ['unsigned'] });
     for (const batchSize of [0, -1, 0.5, Number.NaN]) {
-      await expect(operations.activateSecret({ batchSize, force: true })).rejects.toThrow(IdempotencyConfigError);
-      await expect(operations.activateSecret({ batchSize, force: true })).rejects.toThrow(/batchSize/);
+      await expect(operations.resign({ batchSize })).rejects.toThrow(IdempotencyConfigError);
+      await expect(operations.resign({ batchSize })).rejects.toThrow(/batchSize/);
     }
-    expect(await keyFormat()).toBe(1);
+    expect(await signers()).toEqual(before);
   });
 
   it('pruneLedger names a horizon that is not a finite number of milliseconds, and a dryRun that is not a boolean', async () => {

@@ -10,7 +10,7 @@
  * checks the newsletter vendor, finds nothing, and releases it: the charge runs a second time.
  */
 import { describe, expect, it } from 'vitest';
-import { ClaimOperations, OutcomeUnknownError, PostgresClaimStore, idempotencyInterceptors } from '../../src/index.js';
+import { OutcomeUnknownError, PostgresClaimStore, idempotencyInterceptors } from '../../src/index.js';
 import { useTestSchema } from '../support/schema.js';
 import { uniqueName, useTemporal } from '../support/temporal.js';
 import { activityFailureOf } from '../support/failures.js';
@@ -22,7 +22,6 @@ const SECRET = 'test-deployment-secret-of-at-least-32-bytes!';
 
 describe('columns a refusal and `show` print', () => {
   it('are not vouched for as verified after a writer without the secret changed them', async () => {
-    await new ClaimOperations(schema.pool, { schema: schema.name, secret: SECRET }).activateSecret({ reason: 'new deployment' });
     const activities = {
       chargeCard: async () => {
         throw new OutcomeUnknownError('the connection dropped after the request was sent');

@@ -13,7 +13,7 @@ import { readFile } from 'node:fs/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { OutcomeUnknownError, PostgresClaimStore, grantScript, idempotencyInterceptors, migrate } from '../../src/index.js';
-import { DeploymentSecret } from '../../src/key/index.js';
+import { RecordSecret } from '../../src/store/record-signing.js';
 import { runCli } from '../support/cli.js';
 import { uniqueName, useTemporal } from '../support/temporal.js';
 import { waitingOn } from '../support/pending-refusal.js';
@@ -153,15 +153,15 @@ describe('least-privilege roles', () => {
     }
   });
 
-  it('the worker may not change the key format in force, read or change the ledger, or write the operator trail', async () => {
+  it('the worker may not change the key salt, read or change the ledger, or write the operator trail', async () => {
     const pool = poolAs(role.worker);
     const s = `"${schemaName}"`;
-    expect(await sqlStateOf(pool, `UPDATE ${s}.settings SET key_format = 1`)).toBe('42501');
+    expect(await sqlStateOf(pool, `UPDATE ${s}.settings SET key_salt = '\\x00000000000000000000000000000000'`)).toBe('42501');
+    expect(await sqlStateOf(pool, `DELETE FROM ${s}.settings`)).toBe('42501');
     expect(await sqlStateOf(pool, `SELECT * FROM ${s}.ledger`)).toBe('42501');
     expect(await sqlStateOf(pool, `DELETE FROM ${s}.ledger`)).toBe('42501');
     expect(await sqlStateOf(pool, `INSERT INTO ${s}.operator_actions (action) VALUES ('forged')`)).toBe('42501');
     expect(await sqlStateOf(pool, `CREATE TABLE ${s}.mine (id int)`)).toBe('42501');
-    expect(await sqlStateOf(pool, `SELECT ${s}.prune_ledger('30 days', 'hiding a call', false)`)).toBe('42501');
   });
 
   it('the operator runs every CLI command; resolve, release and resume reach the refused workflows, which finish', async () => {
@@ -196,59 +196,52 @@ describe('least-privilege roles', () => {
     expect(results).toEqual([['sent by hand'], ['called again']]);
     expect(calls).toEqual(['+4933']);
 
+    // The deployment adopts a record secret, then rotates it: `keys re-sign` as the operator, each time.
+    const keys = (env: Record<string, string>, ...args: string[]) =>
+      runCli(['keys', ...args, '--schema', schemaName, '--reason', 'roles test'], { DATABASE_URL: urlFor(role.operator), ...env });
+    const resignWith = (secret: string, previous: string) =>
+      keys({ TEMPORAL_IDEMPOTENCY_WORKER_CONFIG: ROTATION_CONFIG, TEST_NEW_SECRET: secret, TEST_OLD_SECRET: previous }, 're-sign', '--json');
+    for (const [secret, previous] of [[SECRET, 'unsigned'], [NEXT_SECRET, SECRET]] as const) {
+      const resigned = await resignWith(secret, previous);
+      expect({ stderr: resigned.stderr, code: resigned.code }).toEqual({ stderr: '', code: 0 });
+      expect(JSON.parse(resigned.stdout)).toMatchObject({ signed_with: new RecordSecret(secret).id, resigned_rows: 3 });
+    }
+    const status = JSON.parse((await run('keys', 'status', '--json')).stdout) as unknown;
+    expect(status).toEqual([{ secret: new RecordSecret(NEXT_SECRET).id, rows: 3, held_as: 'not-held' }]);
+
     // An hour later, as far as the rows tell: the claims finished and their waiters were told; the ledger's calls are days old
     // (its owner, the migrator, is the one role the append-only trigger lets change it).
     await admin.query(`UPDATE "${schemaName}".claims SET finished_at = now() - interval '1 hour'`);
     await admin.query(`UPDATE "${schemaName}".waiters SET signalled_at = now() - interval '1 hour'`);
     await poolAs(role.migrator).query(`UPDATE "${schemaName}".ledger SET at = now() - interval '3 days'`);
     // Temporal knows the workflows closed seconds ago, and prune would keep their claims: prune without asking it.
-    const pruned = await cliWith(
-      { TEMPORAL_ADDRESS: '127.0.0.1:1' },
-      role.operator,
-      'prune',
-      '--older-than',
-      '30m',
-      '--force',
-      '--ledger-older-than',
-      '2d',
-      '--reason',
-      'roles test',
-      '--json',
-    );
+    const prune = (user: string, ...args: string[]) =>
+      cliWith({ TEMPORAL_ADDRESS: '127.0.0.1:1' }, user, 'prune', '--older-than', '30m', '--force', '--reason', 'roles test', '--json', ...args);
+    // The ledger is the migrator's to prune: the operator is refused before anything goes.
+    const refusedLedger = await prune(role.operator, '--ledger-older-than', '2d');
+    expect(refusedLedger.stderr).toMatch(/append-only for every role but its owner: prune it as the role that ran migrate/);
+    expect(refusedLedger.code).toBe(4);
+    expect(await admin.query(`SELECT key FROM "${schemaName}".claims`)).toMatchObject({ rowCount: 3 });
+    const pruned = await prune(role.operator);
     expect(pruned.stderr).toMatch(/^Temporal cannot be asked \(cannot connect to Temporal at 127\.0\.0\.1:1[^\n]*\n$/);
     expect(pruned.code).toBe(0);
-    expect(JSON.parse(pruned.stdout)).toMatchObject({ dry_run: false, pruned: 3, ledger_pruned: 6 });
+    expect(JSON.parse(pruned.stdout)).toMatchObject({ dry_run: false, pruned: 3, ledger_pruned: null });
     expect(await admin.query(`SELECT key FROM "${schemaName}".claims`)).toMatchObject({ rowCount: 0 });
+    const ledgerPruned = await prune(role.migrator, '--ledger-older-than', '2d');
+    expect(ledgerPruned.code).toBe(0);
+    expect(JSON.parse(ledgerPruned.stdout)).toMatchObject({ pruned: 0, ledger_pruned: 6 });
     expect(await admin.query(`SELECT id FROM "${schemaName}".ledger`)).toMatchObject({ rowCount: 0 });
 
     const absent = await run('release-absent', toResolve.key, '--reason', 'roles test', '--no-signal');
     expect({ stderr: absent.stderr, code: absent.code }).toEqual({ stderr: '', code: 0 });
-    const keys = (env: Record<string, string>, ...args: string[]) =>
-      runCli(['keys', ...args, '--schema', schemaName, '--reason', 'roles test'], { DATABASE_URL: urlFor(role.operator), ...env });
-    // The worker that claimed above holds no secret: refused, naming it, until it is gone (--force).
-    const refusedActivation = await keys({ TEMPORAL_IDEMPOTENCY_SECRET: SECRET }, 'activate');
-    expect(refusedActivation.code).toBe(4);
-    expect(refusedActivation.stderr).toMatch(/worker\(s\) seen claiming in the last 5 minutes do not hold secret/);
-    const activated = await keys({ TEMPORAL_IDEMPOTENCY_SECRET: SECRET }, 'activate', '--force');
-    expect({ stderr: activated.stderr, code: activated.code }).toEqual({ stderr: '', code: 0 });
-    // A rotation: the next secret in force, then the first one retired.
-    const rotation = { TEMPORAL_IDEMPOTENCY_WORKER_CONFIG: ROTATION_CONFIG, TEST_NEW_SECRET: NEXT_SECRET, TEST_OLD_SECRET: SECRET };
-    const rotated = await keys(rotation, 'activate', '--force');
-    expect({ stderr: rotated.stderr, code: rotated.code }).toEqual({ stderr: '', code: 0 });
-    const oldId = new DeploymentSecret(SECRET).id;
-    const retired = await keys(rotation, 'retire', '--secret', oldId, '--json');
-    expect({ stderr: retired.stderr, code: retired.code }).toEqual({ stderr: '', code: 0 });
-    expect(JSON.parse(retired.stdout)).toMatchObject({ retired: oldId });
-    const status = JSON.parse((await run('keys', 'status', '--json')).stdout) as Record<string, unknown>;
-    expect(status).toMatchObject({ key_format_in_force: `2 (HMAC under secret ${new DeploymentSecret(NEXT_SECRET).id})`, retired_secrets: [oldId] });
 
     const trail = await admin.query<{ action: string; database_user: string }>(
       `SELECT action, database_user FROM "${schemaName}".operator_actions ORDER BY id`,
     );
-    expect(trail.rows.map((row) => row.database_user)).toEqual(trail.rows.map(() => role.operator));
-    expect(trail.rows.map((row) => row.action)).toEqual(
-      expect.arrayContaining(['resolve', 'release', 'prune', 'prune-ledger', 'activate-secret', 'retire-secret']),
-    );
+    // Every change is the operator's, but the migrator's prune of the ledger (and of claims, none left by then).
+    expect(trail.rows.filter((row) => row.database_user === role.migrator).map((row) => row.action)).toEqual(['prune', 'prune-ledger']);
+    expect(new Set(trail.rows.filter((row) => row.database_user !== role.migrator).map((row) => row.database_user))).toEqual(new Set([role.operator]));
+    expect(trail.rows.map((row) => row.action)).toEqual(expect.arrayContaining(['resolve', 'release', 're-sign', 'prune', 'prune-ledger']));
   });
 
   it('a role not granted CONNECT cannot connect, so it can neither LISTEN for keys nor NOTIFY waiters', async () => {
@@ -268,9 +261,7 @@ describe('least-privilege roles', () => {
     expect(await sqlStateOf(pool, `DELETE FROM ${s}.ledger`)).toBe('42501');
     expect(await sqlStateOf(pool, `UPDATE ${s}.operator_actions SET reason = 'edited'`)).toBe('42501');
     expect(await sqlStateOf(pool, `ALTER TABLE ${s}.claims DISABLE TRIGGER USER`)).toBe('42501');
-    // Only through the owner's function, which keeps a day at least.
-    expect(await sqlStateOf(pool, `SELECT ${s}.prune_ledger('2 hours', 'hiding a call', false)`)).toBe('TI003');
-    expect(await sqlStateOf(pool, `SELECT ${s}.prune_ledger('30 days', 'retention', false)`)).toBeNull();
+    expect(await sqlStateOf(pool, `UPDATE ${s}.settings SET key_salt = key_salt`)).toBe('42501');
   });
 
   it('the README gives exactly the GRANTs migrate applies', async () => {

@@ -1,9 +1,16 @@
 import { execFile } from 'node:child_process';
+import { createHash, createHmac } from 'node:crypto';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { canonicalize, deriveCustomKey, deriveKey, fingerprintArgs, keyToUuid, scopeMaterial, sha256Hex, uuidV5 } from '../../src/key/index.js';
+import { InvalidArgumentError } from '../../src/index.js';
+import { KeySalt, canonicalize, deriveCallKeys, deriveCustomKey, fingerprintArgs, keyToUuid, scopeMaterial, uuidV5 } from '../../src/key/index.js';
 import type { KeyInput } from '../../src/key/index.js';
+
+/** A fixed salt, as `migrate` keeps one in a schema's settings. */
+const SALT_HEX = '8f1c0b5e2d7a4c9b1e3f5a7c9d0b2e4f6a8c0e2b4d6f8a0c2e4b6d8f0a2c4e6b';
+const salt = KeySalt.fromHex(SALT_HEX);
+const deriveKey = (input: KeyInput, under: KeySalt = salt) => deriveCallKeys(input, under).key;
 
 const base: KeyInput = {
   namespace: 'default',
@@ -13,16 +20,31 @@ const base: KeyInput = {
 };
 
 describe('idempotency key', () => {
-  it('is the sha256 of the canonical envelope, as DESIGN.md specifies', () => {
+  it('is the HMAC-SHA256 of the canonical envelope under the key salt, as DESIGN.md specifies', () => {
     const { namespace, scopeMaterial: material, activityType, semanticArgs } = base;
-    expect(deriveKey(base)).toBe(sha256Hex(canonicalize({ v: 1, namespace, scopeMaterial: material, activityType, semanticArgs })));
+    const envelope = canonicalize({ v: 1, namespace, scopeMaterial: material, activityType, semanticArgs });
+    const expected = createHmac('sha256', Buffer.from(SALT_HEX, 'hex')).update(`key\u0000${envelope}`).digest('hex');
+    expect(deriveKey(base)).toBe(expected);
     expect(deriveKey(base)).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('is another key under another salt (another schema), and no plain sha256 of the envelope', () => {
+    const { namespace, scopeMaterial: material, activityType, semanticArgs } = base;
+    const envelope = canonicalize({ v: 1, namespace, scopeMaterial: material, activityType, semanticArgs });
+    expect(deriveKey(base, KeySalt.fromHex('00'.repeat(32)))).not.toBe(deriveKey(base));
+    expect(deriveKey(base)).not.toBe(createHash('sha256').update(envelope).digest('hex'));
+  });
+
+  it('refuses a salt too short to be one migrate made, naming it', () => {
+    expect(() => new KeySalt(new Uint8Array(8))).toThrow(InvalidArgumentError);
+    expect(() => new KeySalt(new Uint8Array(8))).toThrow(/keySalt|key salt is at least 16 bytes/);
+    expect(() => KeySalt.fromHex('xyz')).toThrow(/hex digits/);
   });
 
   it('is the same for the same logical input in two separate processes', async () => {
     const script = `
-      import { deriveKey } from './src/key/index.ts';
-      process.stdout.write(deriveKey(${JSON.stringify(base)}));
+      import { KeySalt, deriveKey } from './src/key/index.ts';
+      process.stdout.write(deriveKey(${JSON.stringify(base)}, KeySalt.fromHex('${SALT_HEX}')));
     `;
     const root = fileURLToPath(new URL('../..', import.meta.url));
     const run = () =>
@@ -54,14 +76,29 @@ describe('idempotency key', () => {
 
   it('keys a custom key by namespace and activity type, so one string cannot collide across them', () => {
     const custom = { namespace: 'default', activityType: 'chargeCard', customKey: 'order:42' };
-    expect(deriveCustomKey(custom)).not.toBe(deriveCustomKey({ ...custom, activityType: 'placeCall' }));
-    expect(deriveCustomKey(custom)).not.toBe(deriveCustomKey({ ...custom, namespace: 'billing' }));
-    expect(deriveCustomKey(custom)).toBe(deriveCustomKey({ ...custom }));
+    expect(deriveCustomKey(custom, salt)).not.toBe(deriveCustomKey({ ...custom, activityType: 'placeCall' }, salt));
+    expect(deriveCustomKey(custom, salt)).not.toBe(deriveCustomKey({ ...custom, namespace: 'billing' }, salt));
+    expect(deriveCustomKey(custom, salt)).toBe(deriveCustomKey({ ...custom }, salt));
   });
 
-  it('fingerprints the arguments alone', () => {
-    expect(fingerprintArgs([{ a: 1, b: 2 }])).toBe(fingerprintArgs([{ b: 2, a: 1 }]));
-    expect(fingerprintArgs([{ a: 1 }])).not.toBe(fingerprintArgs([{ a: 2 }]));
+  it('fingerprints the arguments alone, under the salt, never equal to a key', () => {
+    expect(fingerprintArgs([{ a: 1, b: 2 }], salt)).toBe(fingerprintArgs([{ b: 2, a: 1 }], salt));
+    expect(fingerprintArgs([{ a: 1 }], salt)).not.toBe(fingerprintArgs([{ a: 2 }], salt));
+    expect(fingerprintArgs([{ a: 1 }], salt)).not.toBe(createHash('sha256').update('[{"a":1}]').digest('hex'));
+    expect(deriveCallKeys(base, salt).fingerprint).toBe(fingerprintArgs(base.semanticArgs, salt));
+  });
+
+  it('cannot be checked against guessed phone numbers without the salt; a plain sha256 could be', () => {
+    const phone = '+4915112345678';
+    const guesses = Array.from({ length: 10_000 }, (_, i) => `+49151123${String(40_000 + i).padStart(5, '0')}`);
+    const custom = (candidate: string) => ({ namespace: 'default', activityType: 'sendSms', customKey: candidate });
+    const unsalted = (candidate: string) =>
+      createHash('sha256').update(canonicalize({ v: 1, namespace: 'default', activityType: 'sendSms', custom: candidate })).digest('hex');
+    expect(guesses.find((guess) => unsalted(guess) === unsalted(phone))).toBe(phone);
+    // Whoever lacks the schema's salt can only guess under another one: no guess matches.
+    const key = deriveCustomKey(custom(phone), salt);
+    const elsewhere = KeySalt.fromHex('11'.repeat(32));
+    expect(guesses.find((guess) => deriveCustomKey(custom(guess), elsewhere) === key)).toBeUndefined();
   });
 });
 

@@ -8,7 +8,6 @@ import { randomUUID } from 'node:crypto';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { Payload } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { KeyFormatChangedError } from '../../src/index.js';
 import type { Claim, ClaimStore, Waiter } from '../../src/index.js';
 import { claimRequest as request } from '../support/claims.js';
 
@@ -59,7 +58,6 @@ export function describeClaimStoreContract(name: string, subject: () => StoreUnd
         key: claim.key,
         state: 'claimed',
         fingerprint: claim.fingerprint,
-        keyFormat: { version: 1, secretId: null },
         namespace: claim.namespace,
         activityType: claim.activityType,
         workflowId: claim.workflowId,
@@ -73,6 +71,7 @@ export function describeClaimStoreContract(name: string, subject: () => StoreUnd
         outcomeDetail: null,
         ownerAlive: true,
         authenticity: 'not-checked',
+        signedBy: null,
       };
       expect(held).toMatchObject(expected);
       expect(await store().get(claim.key)).toMatchObject({ ...expected, token: held.token });
@@ -90,22 +89,23 @@ export function describeClaimStoreContract(name: string, subject: () => StoreUnd
       expect(unbounded.deadlineAt).toBeNull();
     });
 
-    it('finds a claim made under an earlier key format first, and claims nothing under the new key', async () => {
-      const earlier = request();
-      const { claim: held } = await store().begin(earlier, LEASE_MS);
-      const moved = request({ previousKeys: [{ key: `${earlier.key}-absent`, fingerprint: 'x' }, { key: earlier.key, fingerprint: earlier.fingerprint }] });
-      const found = await store().begin(moved, LEASE_MS);
+    it("finds a claim under the refused key it resumes first, and claims nothing under its own", async () => {
+      const refused = request();
+      const { claim: held } = await store().begin(refused, LEASE_MS);
+      const resumed = request({ refusedKey: refused.key });
+      const found = await store().begin(resumed, LEASE_MS);
       expect(found.won).toBe(false);
-      expect(found.claim).toMatchObject({ key: earlier.key, token: held.token });
-      expect(await store().get(moved.key)).toBeNull();
+      expect(found.claim).toMatchObject({ key: refused.key, token: held.token });
+      expect(await store().get(resumed.key)).toBeNull();
+      // The refused key released (by an operator): the call is claimed under its own key.
+      const absent = request({ refusedKey: `${refused.key}-released` });
+      expect((await store().begin(absent, LEASE_MS)).won).toBe(true);
     });
 
-    it('refuses a request keyed in a format that is not in force, and claims nothing', async () => {
-      const keyed = request({ keyFormat: { version: 2, secretId: 'not-in-force' } });
-      const refused = await store().begin(keyed, LEASE_MS).catch((error: unknown) => error);
-      expect(refused).toBeInstanceOf(KeyFormatChangedError);
-      expect((refused as KeyFormatChangedError).inForce).toEqual({ version: 1, secretId: null });
-      expect(await store().get(keyed.key)).toBeNull();
+    it('gives one key salt, the same on every call', async () => {
+      const salt = await store().keySalt();
+      expect(salt.hex).toMatch(/^[0-9a-f]{32,}$/);
+      expect((await store().keySalt()).hex).toBe(salt.hex);
     });
 
     it('keeps the arguments the call was sent with, and none when it was given none', async () => {

@@ -1,8 +1,4 @@
-/**
- * The workflow body most tests run: one activity by name. On its own so that a workflow bundle of
- * another release (test/deploy/fixtures/workflows-0.1.ts) runs the same user code as this one's.
- * Workflow code.
- */
+/** The workflow body most tests run: one activity by name. Workflow code. */
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 
 export interface CallActivityInput {

@@ -16,8 +16,8 @@ import type { ResumeKey } from '../../src/call-headers.js';
 import type { Payload } from '@temporalio/common';
 import { idempotencyInterceptors } from '../../src/index.js';
 import type { BeginResult, Claim, ClaimRequest, ClaimWatch, LedgerCall, Waiter, WaiterNoted } from '../../src/index.js';
-import { UNKEYED } from '../../src/key/index.js';
-import type { KeyFormats, OutcomeNote } from '../../src/store/claim-store.js';
+import type { KeySalt } from '../../src/key/index.js';
+import type { OutcomeNote } from '../../src/store/claim-store.js';
 import { IdempotentActivityEnvironment, InMemoryAuditLedger, InMemoryClaimStore, ManualClock } from '../../src/testing/index.js';
 import type { Clock, IdempotentActivityEnvironmentOptions } from '../../src/testing/index.js';
 
@@ -26,7 +26,7 @@ import type { Clock, IdempotentActivityEnvironmentOptions } from '../../src/test
  * re-read of the claim it follows), and `recordStart` of the audit ledger kept beside the claims.
  */
 export type StoreOperation =
-  | 'keyFormats'
+  | 'keySalt'
   | 'begin'
   | 'complete'
   | 'release'
@@ -51,15 +51,15 @@ export function connectionRefused(): Error {
 /**
  * The in-memory store, with faults: an operation told to `fail` rejects before it touches a claim
  * (as a statement that never reached Postgres), one told to `stall` waits until released, and
- * with `forgeRecords` every claim found reads as not authenticating (a row written without the
- * deployment's secret).
+ * with `forgeRecords` every claim found reads as `rejected` (a row written without the record
+ * secret) or `unverifiable` (signed by a secret this worker lacks), as the Postgres store reads them.
  */
 export class FaultyClaimStore extends InMemoryClaimStore {
   private readonly faults = new Map<StoreOperation, { error: unknown; times: number }>();
   private readonly stalls = new Map<StoreOperation, Promise<void>>();
   /** How many times each operation was asked for, failed or not. */
   readonly asked = new Map<StoreOperation, number>();
-  forgeRecords = false;
+  forgeRecords: false | 'rejected' | 'unverifiable' = false;
 
   private readonly faultyLedger = new FaultyAuditLedger(this.clock, () => this.ask('recordStart'));
 
@@ -85,16 +85,17 @@ export class FaultyClaimStore extends InMemoryClaimStore {
     };
   }
 
-  /** As a store without a secret answers (format 1 alone), asked before each key is derived. */
-  async keyFormats(): Promise<KeyFormats> {
-    await this.ask('keyFormats');
-    return { inForce: UNKEYED, previous: [] };
+  /** Asked before each key is derived. */
+  override async keySalt(): Promise<KeySalt> {
+    await this.ask('keySalt');
+    return super.keySalt();
   }
 
   override async begin(request: ClaimRequest, leaseMs: number): Promise<BeginResult> {
     await this.ask('begin', request.key);
     const begun = await super.begin(request, leaseMs);
-    return begun.won || !this.forgeRecords ? begun : { won: false, claim: { ...begun.claim, authenticity: 'rejected' } };
+    if (begun.won || !this.forgeRecords) return begun;
+    return { won: false, claim: { ...begun.claim, authenticity: this.forgeRecords, signedBy: 'feedc0de' } };
   }
 
   override async complete(claim: Claim, result: Payload): Promise<boolean> {

@@ -5,8 +5,6 @@
  * new one, and under `call` scope (keyed on the activity id, new on each call) it would run a second
  * time. So resumable() fails the workflow task with IdempotencyConfigError before any call, on every
  * attempt, while the workflow stays open; a worker with the interceptors then takes it from there.
- * (A history 0.1 wrote, which has no patch marker, is replayed without the interceptors instead:
- * test/deploy/release-0.1-resumable.test.ts.)
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';

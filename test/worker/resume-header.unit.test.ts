@@ -9,7 +9,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { RESUMABLE_EARLIER_HEADER, RESUME_KEY_HEADER } from '../../src/call-headers.js';
 import type { ResumeKey } from '../../src/call-headers.js';
-import { InvalidKeyInputError, UNKEYED } from '../../src/key/index.js';
+import { InvalidKeyInputError, KeySalt } from '../../src/key/index.js';
 import { callIdentityFor, checkCallScopeAlone } from '../../src/worker/call-identity.js';
 import { IdempotencyConfigError } from '../../src/errors.js';
 import type { ResolvedActivitySettings } from '../../src/worker/options.js';
@@ -41,31 +41,31 @@ function info(activityType: string, activityId = '7'): Info {
 
 function identity(activityType: string, resume: ResumeKey, overrides: Partial<ResolvedActivitySettings> = {}) {
   const headers = { [RESUME_KEY_HEADER]: defaultPayloadConverter.toPayload(resume) };
-  return callIdentityFor(info(activityType), [{ order: 'A' }], headers, { ...settings, ...overrides }, 'worker-1', { inForce: UNKEYED, previous: [] });
+  return callIdentityFor(info(activityType), [{ order: 'A' }], headers, { ...settings, ...overrides }, 'worker-1', KeySalt.fromHex('ab'.repeat(32)));
 }
 
 describe('the resume header on a call of a pass after a decision', () => {
   it('in the refused call\'s place: the refused key is looked up first, then the call\'s own', () => {
     const { request, resumed } = identity('charge', { key: REFUSED_KEY, activityType: 'charge', match: 'same' });
     expect(resumed).toBe('same');
-    expect(request.previousKeys[0]?.key).toBe(REFUSED_KEY);
+    expect(request.refusedKey).toBe(REFUSED_KEY);
     expect(request.key).not.toBe(REFUSED_KEY);
   });
 
-  it('reads a header without `match` (written by 0.1) as the refused call\'s place', () => {
-    expect(identity('charge', { key: REFUSED_KEY, activityType: 'charge' }).resumed).toBe('same');
+  it('refuses a header without `match`, as any header it cannot read', () => {
+    expect(() => identity('charge', { key: REFUSED_KEY, activityType: 'charge' } as ResumeKey)).toThrow(InvalidKeyInputError);
   });
 
   it('elsewhere: keyed as its own; the refused key is not looked up', () => {
     const { request, resumed } = identity('charge', { key: REFUSED_KEY, activityType: 'charge', match: 'other' });
     expect(resumed).toBe('other');
-    expect(request.previousKeys.map(({ key }) => key)).not.toContain(REFUSED_KEY);
+    expect(request.refusedKey).toBeUndefined();
   });
 
   it('a `same` header on a call of another type counts as `other`: only the refused type can sit in its place', () => {
     const { request, resumed } = identity('refund', { key: REFUSED_KEY, activityType: 'charge', match: 'same' });
     expect(resumed).toBe('other');
-    expect(request.previousKeys.map(({ key }) => key)).not.toContain(REFUSED_KEY);
+    expect(request.refusedKey).toBeUndefined();
   });
 
   it('under call scope, refuses a call made again elsewhere than the refused call\'s place, naming the setting', () => {
@@ -81,7 +81,7 @@ describe('the resume header on a call of a pass after a decision', () => {
 
   it('under call scope, in the refused call\'s place: allowed, the refused key decides', () => {
     const { request } = identity('charge', { key: REFUSED_KEY, activityType: 'charge', match: 'same' }, { scope: 'call' });
-    expect(request.previousKeys[0]?.key).toBe(REFUSED_KEY);
+    expect(request.refusedKey).toBe(REFUSED_KEY);
   });
 });
 

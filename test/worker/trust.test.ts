@@ -1,28 +1,30 @@
 /**
  * Trust, as a payments company's security review would test it: the claims
- * table is the authority over whether a call happens, so with a deployment
- * secret a row written or changed without it is refused, never obeyed; keys
- * reveal nothing about the arguments; with a codec, no user data is left in
- * plain text in the tables, the history or the logs; the ledger and the
- * operator trail are append-only by the database's own rules.
+ * table is the authority over whether a call happens, so with a record secret
+ * a row written or changed without it is refused, never obeyed (one signed by a
+ * secret the worker lacks waits, retryably, for a worker that has it); with a
+ * codec, no user data is left in plain text in the tables, the history or the
+ * logs; the ledger, the operator trail and the key salt are the database's to
+ * keep, whatever a worker role was granted.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { DefaultLogger, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { ActivityFunction } from '@temporalio/common';
 import {
-  ClaimOperations,
   IdempotencyRecordRejected,
+  IdempotencyRecordUnverifiable,
   OutcomeUnknownError,
   PostgresClaimStore,
   idempotencyInterceptors,
 } from '../../src/index.js';
 import type { IdempotencyOptions, PostgresClaimStoreOptions } from '../../src/index.js';
-import { DeploymentSecret, UNKEYED, deriveCustomKey, keyedFormat } from '../../src/key/index.js';
+import { deriveCustomKey } from '../../src/key/index.js';
+import { RecordSecret } from '../../src/store/record-signing.js';
 import { waitForOwner } from '../../src/worker/owner-wait.js';
 import { outcomeChannel } from '../../src/store/index.js';
 import { useTestSchema } from '../support/schema.js';
@@ -57,38 +59,43 @@ async function run(
   );
 }
 
-/** The key a custom `key()` of `customKey` gets for activity `charge`, under the test secret. */
-function keyedCustomKey(customKey: string): string {
-  return deriveCustomKey({ namespace: 'default', activityType: 'charge', customKey }, keyedFormat(new DeploymentSecret(SECRET)));
+/** The key a custom `key()` of `customKey` gets for activity `charge`, under this schema's key salt. */
+async function keyedCustomKey(customKey: string): Promise<string> {
+  return deriveCustomKey({ namespace: 'default', activityType: 'charge', customKey }, await schema.store.keySalt());
 }
 
-/** Puts the test secret in force in this file's schema, as `temporal-idempotency keys activate` does. */
-beforeAll(async () => {
-  await new ClaimOperations(schema.pool, { schema: schema.name, secret: SECRET }).activateSecret({ reason: 'test setup' });
-});
+const JSON_PLAIN = Buffer.from('json/plain').toString('base64');
+const byOrder = { key: ({ args }: { args: readonly unknown[] }) => (args[0] as { order: string }).order };
+
+/** A completed row with every column filled so the table's constraints accept it, as a writer without the secret makes one. */
+async function plantCompleted(key: string, secretId: string): Promise<void> {
+  await schema.pool.query(
+    `INSERT INTO "${schema.name}".claims (key, state, token, fingerprint, namespace, activity_type, workflow_id, run_id, activity_id,
+       attempt, claimed_by, result_payload, finished_at, lease_expires_at, deadline_at, record_mac, secret_id)
+     VALUES ($1, 'completed', $2, $3, 'default', 'charge', 'wf-planted', 'run-planted', '1', 1, 'attacker', $4, now(), now(), now(), $5, $6)`,
+    [
+      key,
+      randomUUID(),
+      randomBytes(32).toString('hex'),
+      { metadata: { encoding: JSON_PLAIN }, data: Buffer.from('{"id":"ch_FORGED"}').toString('base64') },
+      randomBytes(32).toString('hex'),
+      secretId,
+    ],
+  );
+}
 
 describe('records written without the secret are refused, never obeyed', () => {
-  it('a forged completed row: refused, non-retryably, and the vendor is not called', async () => {
+  it('a forged completed row naming the workers\' secret: refused, non-retryably, and the vendor is not called', async () => {
     const order = uniqueName('order');
-    const key = keyedCustomKey(order);
-    await schema.pool.query(
-      // In the format in force, so the database's trigger lets it through: only the MAC can tell.
-      `INSERT INTO "${schema.name}".claims (key, state, token, fingerprint, namespace, activity_type, activity_id, attempt, claimed_by, result_payload, finished_at, key_format, secret_id, worker_schema)
-       VALUES ($1, 'completed', $2, 'fp', 'default', 'charge', '1', 1, 'attacker', $3, now(), 2, $4, 8)`,
-      [
-        key,
-        randomUUID(),
-        { metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('{"id":"ch_FORGED"}').toString('base64') },
-        new DeploymentSecret(SECRET).id,
-      ],
-    );
+    const key = await keyedCustomKey(order);
+    await plantCompleted(key, new RecordSecret(SECRET).id);
     let charges = 0;
     const taskQueue = uniqueName('tq');
     const failure = await activityFailureOf(
       run(
         { charge: async () => (charges++, { id: 'ch_real' }) },
         { activity: 'charge', args: [{ order, cents: 990_000 }] },
-        { store: storeWith({ secret: SECRET }), activities: { charge: { key: ({ args }) => (args[0] as { order: string }).order } } },
+        { store: storeWith({ secret: SECRET }), activities: { charge: byOrder } },
         uniqueName('wf'),
         taskQueue,
       ),
@@ -104,10 +111,70 @@ describe('records written without the secret are refused, never obeyed', () => {
     expect(metricSample(text, 'idempotency_claims', labels)).toBeUndefined();
   });
 
+  it('a forged completed row naming a secret the workers lack: refused, retryably, and never answered from', async () => {
+    const order = uniqueName('order');
+    await plantCompleted(await keyedCustomKey(order), 'feedc0de');
+    let charges = 0;
+    const failure = await activityFailureOf(
+      run(
+        { charge: async () => (charges++, { id: 'ch_real' }) },
+        { activity: 'charge', args: [{ order }], maximumAttempts: 2 } as never,
+        { store: storeWith({ secret: SECRET }), activities: { charge: byOrder } },
+      ),
+    );
+    expect(failure.type).toBe(IdempotencyRecordUnverifiable);
+    expect(failure.nonRetryable).toBe(false);
+    expect(failure.message).toMatch(/signed by record secret feedc0de, which this worker does not hold/);
+    expect(failure.message).not.toContain('ch_FORGED');
+    expect(charges).toBe(0);
+  });
+
+  it('an awaited row turned into a forged completed row, and NOTIFY sent: the waiting attempt refuses it, never answers from it', async () => {
+    const order = uniqueName('order');
+    const key = await keyedCustomKey(order);
+    const workflowId = uniqueName('wf');
+    // Another worker holds the claim and is still calling.
+    const owner = storeWith({ secret: SECRET });
+    const salt = await owner.keySalt();
+    const owned = await owner.begin(
+      claimRequest({ key, fingerprint: salt.hash('fingerprint', [JSON.stringify([{ order }])]), activityType: 'charge', workflowId, deadlineMs: 90_000 }),
+      90_000,
+    );
+    expect(owned.won).toBe(true);
+    let charges = 0;
+    const taskQueue = uniqueName('tq');
+    const interceptors = { activity: idempotencyInterceptors({ store: storeWith({ secret: SECRET }), activities: { charge: byOrder }, maxWaitMs: 60_000 }) };
+    const outcome = await temporal.withWorker({ taskQueue, activities: { charge: async () => (charges++, { id: 'ch_real' }) }, interceptors }, async () => {
+      const handle = await temporal.client.workflow.start('callActivity', {
+        taskQueue,
+        workflowId,
+        args: [{ activity: 'charge', args: [{ order }], startToCloseTimeoutMs: 60_000, maximumAttempts: 1 }],
+      });
+      // This worker's attempt finds the live owner and waits for its outcome.
+      for (let i = 0; ; i++) {
+        const { rows } = await schema.pool.query<{ awaited: boolean }>(`SELECT awaited FROM "${schema.name}".claims WHERE key = $1`, [key]);
+        if (rows[0]?.awaited) break;
+        if (i > 200) throw new Error('the attempt never waited on the owner');
+        await sleep(100);
+      }
+      // A writer of the claims table without the secret: "completed", a receipt of its choosing, signed by a made-up secret.
+      await schema.pool.query(
+        `UPDATE "${schema.name}".claims SET state = 'completed', result_payload = $2, finished_at = now(),
+           record_mac = repeat('ab', 32), secret_id = 'deadbeef' WHERE key = $1`,
+        [key, { metadata: { encoding: JSON_PLAIN }, data: Buffer.from('{"id":"ch_FORGED"}').toString('base64') }],
+      );
+      await schema.pool.query('SELECT pg_notify($1, $2)', [outcomeChannel(schema.name), key]);
+      return activityFailureOf(handle.result());
+    });
+    await owner.close();
+    expect({ charges, type: outcome.type }).toEqual({ charges: 0, type: IdempotencyRecordUnverifiable });
+    expect(outcome.message).not.toContain('ch_FORGED');
+  });
+
   it('a genuine encrypted result copied onto another key: refused', async () => {
     const codec = new XorCodec();
     const store = storeWith({ secret: SECRET });
-    const options: IdempotencyOptions = { store, payloadCodecs: [codec], activities: { charge: { key: ({ args }) => (args[0] as { order: string }).order } } };
+    const options: IdempotencyOptions = { store, payloadCodecs: [codec], activities: { charge: byOrder } };
     let charges = 0;
     const charge = async (request: { order: string; cents: number }) => (charges++, { receipt: `${request.cents}` });
     const small = uniqueName('small');
@@ -115,10 +182,10 @@ describe('records written without the secret are refused, never obeyed', () => {
     const big = uniqueName('big');
     // The attacker copies the small charge's signed, encrypted row onto the big charge's key.
     await schema.pool.query(
-      `INSERT INTO "${schema.name}".claims (key, state, token, fingerprint, namespace, activity_type, activity_id, attempt, claimed_by, result_payload, record_mac, finished_at, key_format, secret_id, worker_schema)
-       SELECT $2, state, token, fingerprint, namespace, activity_type, activity_id, attempt, claimed_by, result_payload, record_mac, finished_at, key_format, secret_id, worker_schema
+      `INSERT INTO "${schema.name}".claims (key, state, token, fingerprint, namespace, activity_type, activity_id, attempt, claimed_by, result_payload, record_mac, finished_at, secret_id)
+       SELECT $2, state, token, fingerprint, namespace, activity_type, activity_id, attempt, claimed_by, result_payload, record_mac, finished_at, secret_id
        FROM "${schema.name}".claims WHERE key = $1`,
-      [keyedCustomKey(small), keyedCustomKey(big)],
+      [await keyedCustomKey(small), await keyedCustomKey(big)],
     );
     const failure = await activityFailureOf(run({ charge }, { activity: 'charge', args: [{ order: big, cents: 990_000 }] }, options));
     expect(failure.type).toBe(IdempotencyRecordRejected);
@@ -126,39 +193,43 @@ describe('records written without the secret are refused, never obeyed', () => {
   });
 
   it('a result edited in place: refused', async () => {
-    const options: IdempotencyOptions = { store: storeWith({ secret: SECRET }), activities: { charge: { key: ({ args }) => (args[0] as { order: string }).order } } };
+    const options: IdempotencyOptions = { store: storeWith({ secret: SECRET }), activities: { charge: byOrder } };
     let charges = 0;
     const charge = async () => (charges++, { id: 'ch_1', amount: 100 });
     const order = uniqueName('order');
     await run({ charge }, { activity: 'charge', args: [{ order }] }, options);
     await schema.pool.query(`UPDATE "${schema.name}".claims SET result_payload = $2 WHERE key = $1`, [
-      keyedCustomKey(order),
-      { metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('{"id":"ch_1","amount":1}').toString('base64') },
+      await keyedCustomKey(order),
+      { metadata: { encoding: JSON_PLAIN }, data: Buffer.from('{"id":"ch_1","amount":1}').toString('base64') },
     ]);
     const failure = await activityFailureOf(run({ charge }, { activity: 'charge', args: [{ order }] }, options));
     expect(failure.type).toBe(IdempotencyRecordRejected);
     expect(charges).toBe(1);
   });
 
-  it('a signed row whose MAC was removed: refused', async () => {
-    const options: IdempotencyOptions = { store: storeWith({ secret: SECRET }), activities: { charge: { key: ({ args }) => (args[0] as { order: string }).order } } };
+  it('a signed row whose MAC was removed, then edited: refused (as unsigned, retryably), never obeyed', async () => {
+    const options: IdempotencyOptions = { store: storeWith({ secret: SECRET }), activities: { charge: byOrder } };
     let charges = 0;
     const charge = async () => (charges++, { id: 'ch_1', amount: 100 });
     const order = uniqueName('order');
     await run({ charge }, { activity: 'charge', args: [{ order }] }, options);
-    await schema.pool.query(`UPDATE "${schema.name}".claims SET record_mac = NULL, secret_id = NULL WHERE key = $1`, [keyedCustomKey(order)]);
-    const failure = await activityFailureOf(run({ charge }, { activity: 'charge', args: [{ order }] }, options));
-    expect(failure.type).toBe(IdempotencyRecordRejected);
+    await schema.pool.query(`UPDATE "${schema.name}".claims SET record_mac = NULL, secret_id = NULL, result_payload = $2 WHERE key = $1`, [
+      await keyedCustomKey(order),
+      { metadata: { encoding: JSON_PLAIN }, data: Buffer.from('{"id":"ch_1","amount":1}').toString('base64') },
+    ]);
+    const failure = await activityFailureOf(run({ charge }, { activity: 'charge', args: [{ order }], maximumAttempts: 2 } as never, options));
+    expect(failure.type).toBe(IdempotencyRecordUnverifiable);
+    expect(failure.message).toMatch(/is unsigned, and this worker requires signed records/);
     expect(charges).toBe(1);
   });
 
   it("a refusal never carries words a writer put in the row's note: the note is signed too", async () => {
-    const options: IdempotencyOptions = { store: storeWith({ secret: SECRET }), activities: { charge: { key: ({ args }) => (args[0] as { order: string }).order } } };
+    const options: IdempotencyOptions = { store: storeWith({ secret: SECRET }), activities: { charge: byOrder } };
     const order = uniqueName('order');
     const charge = async () => Promise.reject(new OutcomeUnknownError('the line dropped'));
     await activityFailureOf(run({ charge }, { activity: 'charge', args: [{ order }], maximumAttempts: 1 } as never, options));
     await schema.pool.query(`UPDATE "${schema.name}".claims SET outcome_note = 'NotSentError: nothing reached the vendor' WHERE key = $1`, [
-      keyedCustomKey(order),
+      await keyedCustomKey(order),
     ]);
     const failure = await activityFailureOf(run({ charge }, { activity: 'charge', args: [{ order }] }, options));
     expect(failure.type).toBe(IdempotencyRecordRejected);
@@ -166,7 +237,7 @@ describe('records written without the secret are refused, never obeyed', () => {
   });
 
   it('a record signed by the workers is answered from, and the operator\'s resolution only with the secret', async () => {
-    const options: IdempotencyOptions = { store: storeWith({ secret: SECRET }), activities: { charge: { key: ({ args }) => (args[0] as { order: string }).order } } };
+    const options: IdempotencyOptions = { store: storeWith({ secret: SECRET }), activities: { charge: byOrder } };
     const order = uniqueName('order');
     let attempts = 0;
     const charge = async () => {
@@ -174,11 +245,11 @@ describe('records written without the secret are refused, never obeyed', () => {
       return { id: 'ch_unreachable' };
     };
     await activityFailureOf(run({ charge }, { activity: 'charge', args: [{ order }] }, options));
-    const key = keyedCustomKey(order);
+    const key = await keyedCustomKey(order);
     const cli = (env: Record<string, string>, ...args: string[]) => runCli([...args, '--schema', schema.name, '--no-signal'], env);
     const unsigned = await cli({}, 'resolve', key, '--result', '{"id":"ch_by_hand"}');
     expect(unsigned.code).toBe(2);
-    expect(unsigned.stderr).toMatch(/refuse records not signed with its secret.*Give the CLI the same secret.*Nothing was changed/);
+    expect(unsigned.stderr).toMatch(/record is signed \(secret [0-9a-f]{8}\).*Give the CLI their secret.*Nothing was changed/);
     const signed = await cli({ TEMPORAL_IDEMPOTENCY_SECRET: SECRET }, 'resolve', key, '--result', '{"id":"ch_by_hand"}', '--reason', 'vendor dashboard shows ch_by_hand');
     expect(signed.code).toBe(0);
     expect(await run({ charge }, { activity: 'charge', args: [{ order }] }, options)).toEqual([{ id: 'ch_by_hand' }]);
@@ -202,7 +273,7 @@ describe('records the workers write after a takeover authenticate', () => {
         answer === 'happened' ? ({ outcome: 'happened', result: { id: 'ch_found' } } as const) : ({ outcome: 'not-happened' } as const);
       const options: IdempotencyOptions = {
         store: storeWith({ secret: SECRET }),
-        activities: { charge: { key: ({ args }) => (args[0] as { order: string }).order, reconcile } },
+        activities: { charge: { ...byOrder, reconcile } },
       };
       const order = uniqueName('order');
       // Attempt 1 leaves the claim unknown; attempt 2 takes it over, asks, and records (or runs, then records).
@@ -223,26 +294,13 @@ describe('records the workers write after a takeover authenticate', () => {
     };
     const reconcile = async () => ({ outcome: 'unknown', reason: 'the lookup cannot find requests by key' }) as const;
     const store = storeWith({ secret: SECRET });
-    const options: IdempotencyOptions = { store, activities: { charge: { key: ({ args }) => (args[0] as { order: string }).order, reconcile } } };
+    const options: IdempotencyOptions = { store, activities: { charge: { ...byOrder, reconcile } } };
     const order = uniqueName('order');
     const failure = await activityFailureOf(run({ charge }, { activity: 'charge', args: [{ order }] }, options));
     expect(failure.type).toBe('IdempotencyOrphanedClaim');
-    expect(await store.get(keyedCustomKey(order))).toMatchObject({ state: 'unknown', attempt: 1, authenticity: 'verified' });
+    expect(await store.get(await keyedCustomKey(order))).toMatchObject({ state: 'unknown', attempt: 1, authenticity: 'verified' });
     expect(calls).toBe(1);
   });
-});
-
-describe('keys that reveal nothing', () => {
-  it('a keyed key cannot be checked against guessed phone numbers; an unkeyed one can', () => {
-    const phone = '+4915112345678';
-    const keyOf = (candidate: string, format = UNKEYED) => deriveCustomKey({ namespace: 'default', activityType: 'sendSms', customKey: candidate }, format);
-    const guesses = Array.from({ length: 10_000 }, (_, i) => `+49151123${String(40_000 + i).padStart(5, '0')}`);
-    const unkeyed = keyOf(phone);
-    expect(guesses.find((guess) => keyOf(guess) === unkeyed)).toBe(phone);
-    const keyed = keyOf(phone, keyedFormat(new DeploymentSecret(SECRET)));
-    expect(guesses.find((guess) => keyOf(guess) === keyed)).toBeUndefined();
-  });
-
 });
 
 describe('no user data in plain text, with a codec', () => {
@@ -295,8 +353,7 @@ describe('no user data in plain text, with a codec', () => {
 describe('notifications anyone can send', () => {
   it('a NOTIFY storm on a key reaches the waiter, and makes it re-read at most five times a second', async () => {
     const store = storeWith({ secret: SECRET });
-    const { inForce } = await store.keyFormats();
-    const request = claimRequest({ keyFormat: { version: inForce.version, secretId: inForce.secretId } });
+    const request = claimRequest();
     await store.begin(request, 60_000);
     // A bystander on the same channel counts what the storm delivers.
     const bystander = new pg.Client({ connectionString: inject('databaseUrl') });
@@ -337,7 +394,7 @@ describe('notifications anyone can send', () => {
   });
 });
 
-describe('an append-only ledger and operator trail, enforced', () => {
+describe('an append-only ledger and operator trail, and a fixed key salt, enforced', () => {
   it('refuses UPDATE and DELETE to a worker role granted them, and lets the owner prune', async () => {
     const role = `ti_worker_${randomUUID().slice(0, 8)}`;
     await schema.pool.query(`CREATE ROLE ${role} LOGIN PASSWORD 'worker'`);
@@ -354,9 +411,13 @@ describe('an append-only ledger and operator trail, enforced', () => {
     const call = { callId, key: 'k', activityType: 'charge', workflowId: 'wf', runId: 'r', activityId: '1', attempt: 1, worker: 'w/1' };
     await new PostgresClaimStore({ pool: worker, schema: schema.name }).auditLedger().recordStart(call);
     for (const table of ['ledger', 'operator_actions']) {
-      await expect(worker.query(`UPDATE "${schema.name}".${table} SET key = 'other'`)).rejects.toThrow(/append-only/);
-      await expect(worker.query(`DELETE FROM "${schema.name}".${table}`)).rejects.toThrow(/append-only/);
+      await expect(worker.query(`UPDATE "${schema.name}".${table} SET key = 'other'`)).rejects.toThrow(/changed only by its owner/);
+      await expect(worker.query(`DELETE FROM "${schema.name}".${table}`)).rejects.toThrow(/changed only by its owner/);
+      await expect(worker.query(`TRUNCATE "${schema.name}".${table}`)).rejects.toThrow(/changed only by its owner|permission denied/);
     }
+    // A new salt would give every call a new key: the settings refuse it, whatever was granted.
+    await expect(worker.query(`UPDATE "${schema.name}".settings SET key_salt = '\\x00000000000000000000000000000000'`)).rejects.toThrow(/changed only by its owner/);
+    await expect(worker.query(`DELETE FROM "${schema.name}".settings`)).rejects.toThrow(/changed only by its owner/);
     const { rowCount } = await schema.pool.query(`DELETE FROM "${schema.name}".ledger WHERE call_id = $1`, [callId]);
     expect(rowCount).toBe(1);
     await sleep(0);

@@ -13,10 +13,9 @@ import {
   IdempotencyKeyReuse,
   IdempotencyOrphanedClaim,
   IdempotencyRecordRejected,
+  IdempotencyRecordUnverifiable,
   IdempotencyResultUndecodable,
   IdempotencyStoreUnavailable,
-  KeyFormatChangedError,
-  KeyFormatUnavailableError,
   OutcomeUnknownError,
 } from '../../src/index.js';
 import type { RefusalDetails } from '../../src/index.js';
@@ -468,9 +467,9 @@ describe('store unreachable before the call: nothing ran', () => {
     expect(calls()).toBe(1);
   });
 
-  it('fails before any key exists when the store cannot say how keys are derived, naming no key', async () => {
+  it('fails before any key exists when the store cannot give its key salt, naming no key', async () => {
     const { attempts, calls, refusalOf, run } = charges();
-    attempts.store.fail('keyFormats', connectionRefused(), 1);
+    attempts.store.fail('keySalt', connectionRefused(), 1);
 
     const refusal = await refusalOf(1);
 
@@ -482,17 +481,6 @@ describe('store unreachable before the call: nothing ran', () => {
     expect(calls()).toBe(0);
 
     await expect(run(2)).resolves.toBe('charged (1)');
-  });
-
-  it("keeps the store's own words when this worker lacks the secret the keys are made with", async () => {
-    const { attempts, calls, refusalOf } = charges();
-    attempts.store.fail('keyFormats', new KeyFormatUnavailableError({ version: 2, secretId: 'secret-2' }));
-
-    const refusal = await refusalOf(1);
-
-    expect(refusal.type).toBe(IdempotencyStoreUnavailable);
-    expect(refusal.message).toMatch(/key \(none yet\) \(This deployment keys its claims with the secret secret-2 .* Give it that secret/);
-    expect(calls()).toBe(0);
   });
 
   it('fails retryably when the key changed hands each time the store looked (ClaimContendedError): nothing claimed or called', async () => {
@@ -509,23 +497,6 @@ describe('store unreachable before the call: nothing ran', () => {
     expect(await attempts.store.claims()).toEqual([]);
 
     await expect(run(2)).resolves.toBe('charged (1)');
-  });
-
-  it('derives the key again once when the key format changed meanwhile; a second change is a retryable failure', async () => {
-    const attempts = new Attempts();
-    let calls = 0;
-    const chargeCard = async (_order: typeof order) => `charged (${++calls})`;
-    const changed = () => new KeyFormatChangedError({ version: 1, secretId: null });
-
-    attempts.store.fail('begin', changed(), 1);
-    await expect(attempts.attempt('chargeCard', 1).run(chargeCard, order)).resolves.toBe('charged (1)');
-    expect(attempts.store.asked.get('begin')).toBe(2);
-
-    attempts.store.fail('begin', changed(), 2);
-    const refusal = await failureOf(() => attempts.attempt('chargeCard', 1).run(chargeCard, { ...order, amountCents: 1 }));
-    expect(refusal.type).toBe(IdempotencyStoreUnavailable);
-    expect(refusal.message).toMatch(/The key format in force changed to 1/);
-    expect(calls).toBe(1);
   });
 });
 
@@ -551,18 +522,40 @@ describe('a record this worker cannot trust or read', () => {
     await expect(attempts.attempt('chargeCard', 3).run(chargeCard, order)).resolves.toBe('charged (1)');
   });
 
-  it('refuses a record that does not authenticate with non-retryable IdempotencyRecordRejected: nothing called, nothing answered', async () => {
+  it('refuses a record that does not check with non-retryable IdempotencyRecordRejected: nothing called, nothing answered', async () => {
     const attempts = new Attempts();
     let calls = 0;
     const chargeCard = async (_order: typeof order) => `charged (${++calls})`;
     await attempts.attempt('chargeCard', 1).run(chargeCard, order);
-    attempts.store.forgeRecords = true;
+    attempts.store.forgeRecords = 'rejected';
 
     const refusal = await failureOf(() => attempts.attempt('chargeCard', 2).run(chargeCard, order));
 
     expect(refusal.type).toBe(IdempotencyRecordRejected);
     expect(refusal.nonRetryable).toBe(true);
+    expect(refusal.message).toContain('record secret feedc0de');
     expect(refusal.message).not.toContain('charged');
+    expect(refusal.details?.[0]).toMatchObject({ reason: 'record-rejected', signedBy: 'feedc0de' });
+    expect(calls).toBe(1);
+  });
+
+  it('refuses a record signed by a secret this worker lacks retryably, naming the secret: a rollout in progress', async () => {
+    const attempts = new Attempts();
+    let calls = 0;
+    const chargeCard = async (_order: typeof order) => `charged (${++calls})`;
+    await attempts.attempt('chargeCard', 1).run(chargeCard, order);
+    attempts.store.forgeRecords = 'unverifiable';
+
+    const refusal = await failureOf(() => attempts.attempt('chargeCard', 2).run(chargeCard, order));
+
+    expect(refusal.type).toBe(IdempotencyRecordUnverifiable);
+    expect(refusal.nonRetryable).toBe(false);
+    expect(refusal.message).toMatch(/signed by record secret feedc0de, which this worker does not hold.*Give it feedc0de/);
+    expect(refusal.message).not.toContain('charged');
+    expect(calls).toBe(1);
+    // A worker that holds it (here: the store reads the record as it is again) answers from the record.
+    attempts.store.forgeRecords = false;
+    await expect(attempts.attempt('chargeCard', 3).run(chargeCard, order)).resolves.toBe('charged (1)');
     expect(calls).toBe(1);
   });
 });

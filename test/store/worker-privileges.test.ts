@@ -1,19 +1,9 @@
 /**
- * Attack 12: commit 4f8ddb6 revokes EXECUTE on signed_by_retired() from PUBLIC (migration 11) and
- * grants it to the worker role by name, but only when the grants are run again after migrating
- * (`migrate --worker-role`, or a DBA re-running `temporal-idempotency grants`). Every settling
- * statement (complete, its batch, mark-unknown, hand-back) calls the function; the claim does not
- * (its trigger needs no EXECUTE). So a worker role that has its table privileges but not that one
- * grant (a DBA who ran the printed grants before this migration and did not run them again; or one
- * who grants tables through ALTER DEFAULT PRIVILEGES, as many do) claims, makes the call, and then
- * cannot record its outcome: `permission denied for function signed_by_retired` on every record.
- * The claim stays `claimed`, its lease lapses, and every later attempt, retry or reset is refused as
- * an orphan (or re-runs / asks the vendor): every call's record is lost. Nothing checks at start
- * (checkOnce: schema version, durability, key format) that the role can settle what it claims.
- * Before the amendment (PUBLIC kept EXECUTE) the same roles worked.
- *
- * Expected: a worker that cannot record an outcome does not claim (a clear error before the call),
- * or it records the outcome.
+ * A worker role that may claim but not settle would make the call and record nothing: every later
+ * attempt, retry or reset would be refused as an orphan. So each store checks, before its first
+ * claim, that its role may do all a worker does in the schema (found when a DBA granted a worker
+ * role through ALTER DEFAULT PRIVILEGES, or granted it less than `migrate --worker-role` does);
+ * without it nothing is claimed, and the error names what is missing.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -21,9 +11,6 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { PostgresClaimStore, StorePrivilegesMissingError, migrate } from '../../src/index.js';
 import type { StoreLogger } from '../../src/index.js';
-import { applyMigrations } from '../../src/store/migrate.js';
-import { MIGRATIONS } from '../../src/store/migrations/index.js';
-import { grantStatements } from '../../src/store/roles.js';
 import { claimRequest } from '../support/claims.js';
 
 const suffix = randomBytes(3).toString('hex');
@@ -45,7 +32,7 @@ afterAll(async () => {
 });
 
 async function roles(tag: string): Promise<{ schema: string; migrator: string; worker: string }> {
-  const names = { schema: `t_a12_${tag}_${suffix}`, migrator: `ti_a12_m_${tag}_${suffix}`, worker: `ti_a12_w_${tag}_${suffix}` };
+  const names = { schema: `t_priv_${tag}_${suffix}`, migrator: `ti_priv_m_${tag}_${suffix}`, worker: `ti_priv_w_${tag}_${suffix}` };
   const { rows: db } = await admin.query<{ d: string }>('SELECT current_database() AS d');
   await admin.query(`CREATE ROLE "${names.migrator}" NOLOGIN`);
   await admin.query(`CREATE ROLE "${names.worker}" NOLOGIN`);
@@ -85,22 +72,7 @@ async function oneCall(workerPool: pg.Pool, schema: string): Promise<string> {
   }
 }
 
-describe('a worker role with its table grants but not the EXECUTE grant migration 11 needs', () => {
-  it('a DBA ran the printed grants before migration 11 and did not run them again after migrating', async () => {
-    const { schema, migrator, worker } = await roles('once');
-    const migratorPool = newPool(`-c role=${migrator}`);
-    // The schema as it was, and the grants it needed then (every one but the function, which did not exist).
-    await applyMigrations(migratorPool, schema, MIGRATIONS.filter((migration) => migration.id <= 10));
-    for (const statement of grantStatements({ worker }, schema).filter((statement) => !statement.includes('signed_by_retired'))) {
-      await migratorPool.query(statement);
-    }
-    // The upgrade: migrated, grants not run again.
-    await migrate(migratorPool, { schema });
-
-    const outcome = await oneCall(newPool(`-c role=${worker}`), schema);
-    expect(outcome.startsWith('refused before the call') || outcome === 'recorded', outcome).toBe(true);
-  });
-
+describe('what a worker role may do, checked before its first claim', () => {
   it('a DBA grants the worker its tables through ALTER DEFAULT PRIVILEGES', async () => {
     const { schema, migrator, worker } = await roles('dflt');
     await admin.query(`ALTER DEFAULT PRIVILEGES FOR ROLE "${migrator}" GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO "${worker}"`);
@@ -113,12 +85,11 @@ describe('a worker role with its table grants but not the EXECUTE grant migratio
     expect(outcome.startsWith('refused before the call') || outcome === 'recorded', outcome).toBe(true);
   });
 
-  it('a worker role whose EXECUTE and DELETE were taken away claims nothing, and names what it lacks', async () => {
+  it('a worker role whose UPDATE and DELETE on claims were taken away claims nothing, and names what it lacks', async () => {
     const { schema, migrator, worker } = await roles('revk');
     const migratorPool = newPool(`-c role=${migrator}`);
     await migrate(migratorPool, { schema, grantTo: { worker } });
-    await migratorPool.query(`REVOKE EXECUTE ON FUNCTION "${schema}".signed_by_retired(text) FROM PUBLIC, "${worker}"`);
-    await migratorPool.query(`REVOKE DELETE ON "${schema}".claims FROM "${worker}"`);
+    await migratorPool.query(`REVOKE UPDATE, DELETE ON "${schema}".claims FROM "${worker}"`);
 
     const store = new PostgresClaimStore({ pool: newPool(`-c role=${worker}`), schema, logger: quiet });
     const refusal = await store.begin(claimRequest({ activityType: 'placeCall' }), 60_000).then(
@@ -127,7 +98,7 @@ describe('a worker role with its table grants but not the EXECUTE grant migratio
     );
     await store.close();
     expect(refusal).toBeInstanceOf(StorePrivilegesMissingError);
-    expect((refusal as StorePrivilegesMissingError).missing).toEqual(['DELETE on claims', 'EXECUTE on signed_by_retired(text)']);
+    expect((refusal as StorePrivilegesMissingError).missing).toEqual(['UPDATE on claims', 'DELETE on claims']);
     expect((refusal as Error).message).not.toContain(worker); // it reaches workflow history
     const { rows } = await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".claims`);
     expect(rows[0]!.n, 'nothing was claimed').toBe(0);

@@ -1,0 +1,50 @@
+/**
+ * The key salt: keys and fingerprints are HMAC-SHA256 under it, so a key in
+ * workflow history, the Web UI or a log confirms no guess of a low-entropy
+ * argument (a phone number) to anyone who cannot read the schema that keeps it.
+ * The first `migrate` makes it, and nothing changes it afterwards: no deployment
+ * step can give a call another key than the one its claim was made under.
+ */
+import { createHmac } from 'node:crypto';
+import { InvalidArgumentError } from '../errors.js';
+
+/** Fewer random bytes than this cannot be a salt `migrate` made (it makes 32). */
+const MIN_SALT_BYTES = 16;
+
+export class KeySalt {
+  private readonly bytes: Buffer;
+
+  constructor(bytes: Uint8Array) {
+    if (!(bytes instanceof Uint8Array) || bytes.length < MIN_SALT_BYTES) {
+      throw new InvalidArgumentError('keySalt', `A key salt is at least ${MIN_SALT_BYTES} bytes (migrate makes 32); got ${describe(bytes)}.`);
+    }
+    this.bytes = Buffer.from(bytes);
+  }
+
+  /** The salt as `temporal-idempotency key --salt` and the key spec write it: lowercase hex. */
+  static fromHex(hex: string): KeySalt {
+    if (typeof hex !== 'string' || !/^(?:[0-9a-f]{2})+$/i.test(hex)) {
+      throw new InvalidArgumentError('keySalt', 'A key salt in hex is an even number of hex digits.');
+    }
+    return new KeySalt(Buffer.from(hex, 'hex'));
+  }
+
+  get hex(): string {
+    return this.bytes.toString('hex');
+  }
+
+  /**
+   * HMAC-SHA256, hex, of `purpose`, a NUL, then `parts` (given in parts so large arguments are never
+   * concatenated): the purpose keeps a key from ever equalling a fingerprint.
+   */
+  hash(purpose: 'key' | 'fingerprint', parts: readonly string[]): string {
+    const mac = createHmac('sha256', this.bytes);
+    mac.update(`${purpose}\u0000`, 'utf8');
+    for (const part of parts) mac.update(part, 'utf8');
+    return mac.digest('hex');
+  }
+}
+
+function describe(value: unknown): string {
+  return value instanceof Uint8Array ? `${value.length} bytes` : `a value of type ${typeof value}`;
+}

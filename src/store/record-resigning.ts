@@ -1,0 +1,94 @@
+/**
+ * `keys status` and `keys re-sign`: which record secrets sign the rows, and
+ * moving every row a rotation leaves behind to the signing secret, so the old
+ * one can be dropped. A row is signed anew only once its MAC checks under a
+ * secret the CLI holds (or it is unsigned and the CLI obeys unsigned rows), and
+ * only if nobody changed it since it was read: no lock, no pause for the workers.
+ */
+import type pg from 'pg';
+import { CLAIM_READ, signedFieldsOf, toClaim } from './claim-row.js';
+import type { ClaimRow } from './claim-row.js';
+import type { RecordSigner } from './record-signing.js';
+import { SecretRequiredError } from './operator-errors.js';
+
+/** How many rows each record secret signs (`unsigned`: rows without a MAC), and whether the CLI holds it. */
+export interface SignerCount {
+  readonly secretId: string | 'unsigned';
+  readonly rows: number;
+  /** `signing`: the CLI's `secret`; `previous`: in its `previousSecrets`; `not-held`: neither. */
+  readonly heldAs: 'signing' | 'previous' | 'not-held';
+}
+
+export interface ResigningReport {
+  /** The secret every row it moved is signed with now. */
+  readonly signingSecretId: string;
+  readonly resigned: number;
+  /** Rows whose MAC fails under the secret they name: refused by the workers, left for a person. */
+  readonly rejected: readonly string[];
+  /** Rows signed by a secret the CLI does not hold (or unsigned, where it requires signatures): left as they are. */
+  readonly unverifiable: readonly string[];
+  /** Rows signed by a secret named in `distrust`: left for a person, however well they check. */
+  readonly distrusted: readonly string[];
+  /** Rows changed between this pass's read and its write (a worker settled or renewed them): run it again. */
+  readonly changedMeanwhile: number;
+}
+
+export async function signerCounts(pool: pg.Pool, claims: string, signer: RecordSigner): Promise<SignerCount[]> {
+  const { rows } = await pool.query<{ secret_id: string | null; rows: number }>(
+    `SELECT secret_id, count(*)::integer AS rows FROM ${claims} GROUP BY secret_id ORDER BY count(*) DESC, secret_id`,
+  );
+  return rows.map((row) => ({
+    secretId: row.secret_id ?? 'unsigned',
+    rows: row.rows,
+    heldAs: row.secret_id === null ? 'not-held' : row.secret_id === signer.signingSecretId ? 'signing' : signer.holds(row.secret_id) ? 'previous' : 'not-held',
+  }));
+}
+
+/** Signs with `signer`'s secret every row that checks and is signed by another (or none); see the module's comment. */
+export async function resignRecords(
+  pool: pg.Pool,
+  claims: string,
+  signer: RecordSigner,
+  options: { readonly distrust?: readonly string[]; readonly batchSize: number },
+): Promise<ResigningReport> {
+  const signingSecretId = signer.signingSecretId;
+  if (signingSecretId === null) {
+    throw new SecretRequiredError('keys re-sign signs with the workers\' current secret: give the CLI --worker-config (secret) or TEMPORAL_IDEMPOTENCY_SECRET.');
+  }
+  const distrust = new Set(options.distrust ?? []);
+  const report = { signingSecretId, resigned: 0, rejected: [] as string[], unverifiable: [] as string[], distrusted: [] as string[], changedMeanwhile: 0 };
+  for (let after = ''; ; ) {
+    const { rows } = await pool.query<ClaimRow & { version: string }>(
+      `SELECT ${CLAIM_READ}, xmin::text AS version FROM ${claims} WHERE key > $1 AND secret_id IS DISTINCT FROM $2 ORDER BY key LIMIT $3`,
+      [after, signingSecretId, options.batchSize],
+    );
+    if (rows.length === 0) return report;
+    after = rows[rows.length - 1]!.key;
+    const moved = { keys: [] as string[], versions: [] as string[], macs: [] as string[] };
+    for (const row of rows) {
+      if (row.secret_id !== null && distrust.has(row.secret_id)) {
+        report.distrusted.push(row.key);
+        continue;
+      }
+      const authenticity = toClaim(row, signer).authenticity;
+      if (authenticity === 'rejected') report.rejected.push(row.key);
+      else if (authenticity === 'unverifiable') report.unverifiable.push(row.key);
+      else {
+        moved.keys.push(row.key);
+        moved.versions.push(row.version);
+        moved.macs.push(signer.sign(signedFieldsOf(row)).mac!);
+      }
+    }
+    // A row changed since it was read (another row version: a worker settled or renewed it) is left alone: the
+    // MAC made here covers what was read, and its writer signed what it wrote.
+    const { rowCount } = await pool.query(
+      `
+UPDATE ${claims} AS claim SET record_mac = moved.mac, secret_id = $4
+FROM unnest($1::text[], $2::text[], $3::text[]) AS moved (key, version, mac)
+WHERE claim.key = moved.key AND claim.xmin::text = moved.version`,
+      [moved.keys, moved.versions, moved.macs, signingSecretId],
+    );
+    report.resigned += rowCount ?? 0;
+    report.changedMeanwhile += moved.keys.length - (rowCount ?? 0);
+  }
+}

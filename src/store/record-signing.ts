@@ -1,0 +1,170 @@
+/**
+ * Signed records. Write access to the claims table is authority over whether a
+ * call happens: a `completed` row skips the call, a missing one lets it run. So
+ * with a record secret, every row the library writes carries an HMAC over what
+ * decides a call and what a refusal says (namespace, key, activity type,
+ * fingerprint, state, result, note, token, and who claimed it; not its times,
+ * which the database's clock sets), and a row that does not check is refused,
+ * never obeyed: a forged row, a genuine result copied onto another key, one
+ * edited in place.
+ *
+ * Secrets rotate by configuration, as JWT signing keys do: `secret` signs,
+ * `previousSecrets` only verify, and `keys re-sign` moves rows to the signing
+ * secret before an old one is dropped. A row signed by a secret this worker does
+ * not hold is `unverifiable` (a rollout in progress, refused retryably); one whose
+ * MAC fails under a secret it holds is `rejected` (refused for a person).
+ *
+ * What it cannot do: stop a writer from deleting a row, or from putting back a
+ * genuine earlier version of the same key's row. SECURITY.md says what does.
+ */
+import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { canonicalize } from '../key/index.js';
+import type { ClaimState } from './claim-store.js';
+import type { PayloadJson } from './payload-json.js';
+import { IdempotencyError } from '../errors.js';
+
+/** What the MAC covers: everything that decides whether (and with what answer) a call happens, or what a refusal says. */
+export interface SignedFields {
+  readonly namespace: string;
+  readonly key: string;
+  /** Signed because refusals and `show` name it: relabelled, an orphaned charge could pass for a newsletter. */
+  readonly activityType: string;
+  readonly fingerprint: string;
+  readonly state: ClaimState;
+  readonly token: string;
+  readonly attempt: number;
+  readonly claimedBy: string;
+  readonly workflowId: string | null;
+  readonly runId: string | null;
+  readonly activityId: string;
+  readonly result: PayloadJson | null;
+  readonly outcomeNote: string | null;
+  readonly outcomeDetail: PayloadJson | null;
+}
+
+/** Key material as given: a string (its UTF-8 bytes) or raw bytes, at least 32 bytes. */
+export type SecretMaterial = string | Uint8Array;
+
+/** `'unsigned'`: rows without a MAC are obeyed too, while a deployment adopts its first secret. */
+export type PreviousSecret = SecretMaterial | 'unsigned';
+
+export interface TrustOptions {
+  /** Signs every row this worker writes, and verifies them: at least 32 random bytes, from your secret manager. */
+  readonly secret?: SecretMaterial | undefined;
+  /** Verify only: the secrets a rotation moves away from, and `'unsigned'` while adopting a first secret. */
+  readonly previousSecrets?: readonly PreviousSecret[] | undefined;
+}
+
+/**
+ * Whether a row's record may be obeyed: `verified` (its MAC checks under a secret held here),
+ * `not-checked` (unsigned, where unsigned rows are obeyed: no signing secret here, or `'unsigned'`
+ * among the previous ones), `unverifiable` (signed by a secret not held here, or unsigned where
+ * signatures are required), `rejected` (its MAC fails under the secret it names, which is held here).
+ */
+export type Authenticity = 'verified' | 'not-checked' | 'unverifiable' | 'rejected';
+
+/** A MAC, and the id of the secret that made it; both null for an unsigned row. */
+export interface RecordSignature {
+  readonly mac: string | null;
+  readonly secretId: string | null;
+}
+
+export const MIN_SECRET_BYTES = 32;
+
+/** Raised when a record secret given is unusable (too short, wrong type). */
+export class InvalidSecretError extends IdempotencyError {
+  override readonly name = 'InvalidSecretError';
+  readonly code = 'invalid-secret';
+}
+
+/** One record secret: the key its MACs are made with, and a short non-secret id that names it in rows and messages. */
+export class RecordSecret {
+  readonly id: string;
+  private readonly signing: Buffer;
+
+  constructor(material: SecretMaterial) {
+    if (typeof material !== 'string' && !(material instanceof Uint8Array)) {
+      throw new InvalidSecretError(`A record secret must be a string or a Uint8Array, got ${material === null ? 'null' : typeof material}.`);
+    }
+    const bytes = typeof material === 'string' ? Buffer.from(material, 'utf8') : Buffer.from(material);
+    if (bytes.length < MIN_SECRET_BYTES) {
+      throw new InvalidSecretError(
+        `A record secret has ${bytes.length} bytes; use at least ${MIN_SECRET_BYTES} random bytes ` +
+          '(e.g. `openssl rand -base64 48`), loaded from your secret manager.',
+      );
+    }
+    this.signing = derive(bytes, 'records v1');
+    this.id = derive(bytes, 'id').subarray(0, 4).toString('hex');
+  }
+
+  sign(fields: SignedFields): string {
+    return createHmac('sha256', this.signing).update(recordText(fields), 'utf8').digest('hex');
+  }
+
+  verifies(fields: SignedFields, mac: string): boolean {
+    const expected = Buffer.from(this.sign(fields), 'hex');
+    const given = Buffer.from(mac, 'hex');
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  }
+}
+
+export class RecordSigner {
+  /** Every secret held here, by id: the signing one first. */
+  private readonly secrets = new Map<string, RecordSecret>();
+  private readonly signing: RecordSecret | undefined;
+  /** Whether unsigned rows are obeyed: by a signer that signs nothing (they are its own), or with `'unsigned'` listed. */
+  readonly obeysUnsigned: boolean;
+
+  constructor(options: TrustOptions = {}) {
+    const previous = options.previousSecrets ?? [];
+    if (!Array.isArray(previous)) throw new InvalidSecretError("previousSecrets must be an array of secrets (and 'unsigned').");
+    this.signing = options.secret === undefined ? undefined : new RecordSecret(options.secret);
+    if (this.signing) this.secrets.set(this.signing.id, this.signing);
+    for (const material of previous) {
+      if (material === 'unsigned') continue;
+      const secret = new RecordSecret(material);
+      if (!this.secrets.has(secret.id)) this.secrets.set(secret.id, secret);
+    }
+    this.obeysUnsigned = this.signing === undefined || previous.includes('unsigned');
+  }
+
+  /** The id of the secret this signer signs with; null when it signs nothing. */
+  get signingSecretId(): string | null {
+    return this.signing?.id ?? null;
+  }
+
+  /** The ids of every secret held here, the signing one first. */
+  get secretIds(): string[] {
+    return [...this.secrets.keys()];
+  }
+
+  holds(secretId: string): boolean {
+    return this.secrets.has(secretId);
+  }
+
+  /** Signed with `secret`; unsigned when this signer has none. */
+  sign(fields: SignedFields): RecordSignature {
+    return this.signing ? { mac: this.signing.sign(fields), secretId: this.signing.id } : { mac: null, secretId: null };
+  }
+
+  check(fields: SignedFields, signature: RecordSignature): Authenticity {
+    if (signature.secretId === null) return this.obeysUnsigned ? 'not-checked' : 'unverifiable';
+    const secret = this.secrets.get(signature.secretId);
+    if (!secret) return 'unverifiable';
+    return signature.mac !== null && secret.verifies(fields, signature.mac) ? 'verified' : 'rejected';
+  }
+}
+
+/** Exactly the signed fields, whatever else the object handed in carries (a whole claim, say). */
+export function recordText(fields: SignedFields): string {
+  const { namespace, key, activityType, fingerprint, state, token, attempt, claimedBy, workflowId, runId, activityId, result, outcomeNote, outcomeDetail } =
+    fields;
+  return canonicalize(
+    { v: 3, namespace, key, activityType, fingerprint, state, token, attempt, claimedBy, workflowId, runId, activityId, result, outcomeNote, outcomeDetail },
+    'record',
+  );
+}
+
+function derive(material: Buffer, purpose: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', material, 'temporal-idempotency', purpose, 32));
+}
