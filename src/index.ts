@@ -27,6 +27,7 @@ export {
   InvalidIdentifierError,
   PostgresAuditLedger,
   PostgresClaimStore,
+  SchemaBeforeBaselineError,
   SchemaNotMigratedError,
   SchemaTooNewError,
   StorePrivilegesMissingError,

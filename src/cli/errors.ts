@@ -15,6 +15,8 @@ export const EXIT = {
   unavailable: 5,
   /** The claim changed, but a workflow waiting on it could not be signalled: the operator must signal it. */
   signalFailed: 6,
+  /** `ledger` cannot say whether the calls asked about went out: no audit ledger recorded (some of) them. */
+  ledgerSilent: 7,
 } as const;
 
 /** The exit codes a CliError can end the CLI with: every one but success. */
@@ -28,6 +30,7 @@ const CODES: Readonly<Record<FailureExitCode, string>> = {
   [EXIT.conflict]: 'cli-conflict',
   [EXIT.unavailable]: 'cli-database-unavailable',
   [EXIT.signalFailed]: 'cli-signal-failed',
+  [EXIT.ledgerSilent]: 'cli-ledger-cannot-tell',
 };
 
 export class CliError extends IdempotencyError {

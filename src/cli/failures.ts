@@ -5,6 +5,7 @@ import {
   InvalidIdentifierError,
   InvalidSecretError,
   LedgerPruneRefusedError,
+  SchemaBeforeBaselineError,
   SchemaNotMigratedError,
   SchemaTooNewError,
   SecretRequiredError,
@@ -22,7 +23,7 @@ function exitCodeOf(error: unknown): number {
   if (error instanceof InvalidIdentifierError) return EXIT.usage;
   if (error instanceof SecretRequiredError || error instanceof InvalidSecretError) return EXIT.usage;
   // The database is there but not usable by this release: the message names the fix (migrate, or upgrade).
-  if (error instanceof SchemaNotMigratedError || error instanceof SchemaTooNewError) return EXIT.unavailable;
+  if (error instanceof SchemaNotMigratedError || error instanceof SchemaTooNewError || error instanceof SchemaBeforeBaselineError) return EXIT.unavailable;
   if (error instanceof ClaimNotFoundError) return EXIT.notFound;
   if (error instanceof ClaimChangeRefusedError || error instanceof LedgerPruneRefusedError) return EXIT.conflict;
   return EXIT.failure;

@@ -5,15 +5,17 @@
  */
 import { parseArgs } from 'node:util';
 import type pg from 'pg';
-import { CLAIM_STATES, ClaimNotFoundError, ClaimOperations, DEFAULT_SCHEMA, grantScript, migrate } from '../store/index.js';
+import { CLAIM_STATES, ClaimNotFoundError, ClaimOperations, DEFAULT_SCHEMA, changeRefusal, grantScript, migrate, secretIds } from '../store/index.js';
 import type { ListFilter, StoreRoles } from '../store/index.js';
 import { keyToUuid } from '../key/index.js';
 import { DEFAULT_STATEMENT_TIMEOUT_MS, databaseFailure, openDatabase } from './database.js';
 import { parseDuration } from './duration.js';
 import { CliError, EXIT } from './errors.js';
-import { argumentsDetail, claimDetail, claimSummaryRow, ledgerRow, mapPages, printRecord, printRowPages } from './output.js';
+import { argumentsDetail, claimDetail, claimSummaryRow, mapPages, printRecord, printRowPages } from './output.js';
+import { ledger } from './ledger-command.js';
 import { prune } from './prune-command.js';
 import { readResult } from './result-input.js';
+import { checkResolvedResult } from './resolve-check.js';
 import { checkSignalSettings, tellWaiters } from './tell-waiters.js';
 import { packageVersion } from './version.js';
 import { loadWorkerConfig } from './worker-config.js';
@@ -36,12 +38,17 @@ Commands:
   show KEY                              one claim, with its recorded result and the workflows waiting on it
   resolve KEY (--result JSON | --result-file PATH) [--force] [--reason TEXT] [--plaintext]
                                         it happened: record JSON as its result; later attempts return it.
-                                        JSON is what the activity returned, as a value: it is encoded with
-                                        --worker-config's payload converter and codecs, as a worker would
-                                        encode that return value (a result file: --result-file -, stdin).
-                                        Refused without them where the claim shows the workers use codecs,
-                                        unless --plaintext
-  release KEY [--force] [--reason TEXT] it did not happen: delete the claim; the next attempt runs it
+                                        JSON is the activity's own return value (what its code returns,
+                                        not the vendor's record): the workflow receives exactly it. Refused
+                                        when its shape differs from the activity type's earlier results, or
+                                        its validateResult (--worker-config activities) refuses it, unless
+                                        --force. Encoded with --worker-config's payload converter and codecs,
+                                        as a worker encodes a return value (--result-file -: stdin); refused
+                                        without them where the claim shows the workers use codecs, unless
+                                        --plaintext
+  release KEY [--force] [--reason TEXT] it did not happen: delete the claim; the next attempt runs it. A completed
+                                        claim is never released or resolved, but with --force one whose record
+                                        fails under the secret it names, or that a --distrust ID (leaked) signed
   resume KEY                            tell workflows waiting on KEY in resumable() to call again: for a key
                                         that completed after it was refused, or when a signal was lost
   release-absent KEY --reason TEXT      it did not happen, for a key whose claim is gone (deleted outside the
@@ -66,7 +73,8 @@ Commands:
                                         ledger's calls older than L (at least 1d; never one whose key has no
                                         outcome)
   ledger [--key KEY] [--workflow ID] [--limit N]
-                                        calls that went out, newest first
+                                        calls that went out, newest first (with the audit ledger on). Exit 7
+                                        when a claim asked about was made without it: no entry is not "not sent"
 
 Options:
   --schema NAME      Postgres schema (default: $IDEMPOTENCY_SCHEMA or ${DEFAULT_SCHEMA})
@@ -77,6 +85,7 @@ Options:
   --no-signal        after resolve, release or resume, do not signal the waiting workflows
   --workflow-id ID   signal this workflow too (beside the claim's own and every one refused on it)
   --reason TEXT      why (resolve, release, prune): kept in the operator trail that \`show\` prints
+  --distrust ID      a record secret that leaked (keys re-sign, resolve, release): its rows are not vouched for
   --statement-timeout D
                      give up on a statement after D (e.g. 30s, 10m; default 60s, none for migrate):
                      a lock held elsewhere or a stalled server ends in exit 5, not a hang
@@ -95,13 +104,23 @@ server name) and TEMPORAL_GRPC_META_*. Without envconfig, only TEMPORAL_ADDRESS 
 in plaintext. Each workflow is signalled, and each claim's retention read, in the namespace recorded for
 it; the profile's namespace applies to --workflow-id.
 
+Fields: state claimed (a call may be running, or its worker died before recording), completed (recorded:
+repeats get its result), unknown (the call may have gone out: a person decides). owner_alive: whether
+the claiming worker still renews its lease. deadline_at: until when the claiming attempt may still run
+(before it, resolve and release need --force). record: verified (signed, checks under a secret given),
+not-checked (unsigned, obeyed: no record secret given), unverifiable (signed by a secret the CLI was not
+given, or unsigned where it signs), rejected (does not check: written or changed without the secret).
+arguments_check: whether the recorded arguments are the ones the claim's fingerprint was made from.
+result: the recorded result as the workflow receives it. result_checked_against: what resolve held
+your result against. migrate's granted: the roles it granted (none without --worker-role/--operator-role).
+
 Exit codes: 0 ok, 1 unexpected failure, 2 bad usage or input, 3 no such key,
 4 the claim's state does not allow it, 5 the database cannot be used (unreachable, login refused,
 no answer in time, or the schema not migrated to this release: the message says which), 6 the claim
-changed but a waiting workflow could not be signalled (signal it by hand, see README).`;
+changed but a waiting workflow could not be signalled (signal it by hand, see README), 7 the ledger
+cannot say whether a call went out (no audit ledger recorded it).`;
 
 const LIST_COLUMNS = ['key', 'state', 'activity_type', 'workflow_id', 'attempt', 'claimed_by', 'claimed_at', 'owner_alive'];
-const LEDGER_COLUMNS = ['key', 'activity_type', 'workflow_id', 'attempt', 'worker', 'started_at', 'finished_at', 'outcome'];
 /**
  * Postgres rounds statement_timeout to whole milliseconds, and 0 means no limit; the client's own
  * timer (setTimeout, the timeout plus a grace) holds at most 2^31 - 1 ms and turns anything longer into 1 ms.
@@ -131,7 +150,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     (command === 'migrate' ? undefined : DEFAULT_STATEMENT_TIMEOUT_MS);
   const database = openDatabase(statementTimeoutMs);
   try {
-    const operations = new ClaimOperations(database.pool, { schema, secret: config.secret, previousSecrets: config.previousSecrets });
+    const trust = { ...(config.secret !== undefined && { secret: config.secret }), ...(config.previousSecrets && { previousSecrets: config.previousSecrets }) };
+    const operations = new ClaimOperations(database.pool, { schema, ...trust });
     return await run(command, key, values, operations, database.pool, config);
   } catch (error) {
     throw databaseFailure(error, database) ?? error;
@@ -159,7 +179,9 @@ async function run(
           applied: report.applied.join(', ') || 'none (already current)',
           version: report.version,
           latest_known: report.latest,
-          granted: [grantTo.worker && `worker: ${grantTo.worker}`, grantTo.operator && `operator: ${grantTo.operator}`].filter(Boolean).join(', ') || 'none',
+          granted:
+            [grantTo.worker && `worker: ${grantTo.worker}`, grantTo.operator && `operator: ${grantTo.operator}`].filter(Boolean).join(', ') ||
+            'none (no --worker-role or --operator-role given)',
         },
         json,
       );
@@ -192,15 +214,22 @@ async function run(
     case 'resolve': {
       const claimKey = requireKey(command, key);
       await refusePlaintextAmongCodecs(operations, claimKey, config.codec, values.plaintext ?? false);
-      const result = await config.codec.encode(await readResult(values));
+      const value = await readResult(values);
+      const claim = await operations.show(claimKey);
+      // A change the claim's state refuses is said first (resolve checks it again under the row's lock).
+      const change = { force: values.force ?? false, reason: values.reason, distrust: values.distrust };
+      const refusal = changeRefusal(claim, 'resolve', change.force, secretIds('--distrust', change.distrust ?? []));
+      if (refusal) throw refusal;
+      const checkedAgainst = await checkResolvedResult(operations, claim, value, config, change.force);
+      const result = await config.codec.encode(value);
       await checkSignalSettings(values);
-      const before = await operations.resolve(claimKey, result, { force: values.force ?? false, reason: values.reason });
-      printRecord(await claimDetail(await operations.show(claimKey), config.codec), json);
+      const before = await operations.resolve(claimKey, result, change);
+      printRecord({ ...(await claimDetail(await operations.show(claimKey), config.codec)), result_checked_against: checkedAgainst }, json);
       return tellWaiters(operations, before, 'resolved', values);
     }
     case 'release': {
       await checkSignalSettings(values);
-      const before = await operations.release(requireKey(command, key), { force: values.force ?? false, reason: values.reason });
+      const before = await operations.release(requireKey(command, key), { force: values.force ?? false, reason: values.reason, distrust: values.distrust });
       printRecord({ ...(await claimDetail(before, config.codec)), state: 'released' }, json);
       return tellWaiters(operations, before, 'released', values);
     }
@@ -223,11 +252,8 @@ async function run(
       return keys(operations, key, values, json);
     case 'prune':
       return prune(operations, values, json);
-    case 'ledger': {
-      const pages = operations.ledgerPages({ key: values.key, workflowId: values.workflow, limit: parseLimit(values.limit) });
-      await printRowPages(mapPages(pages, ledgerRow), LEDGER_COLUMNS, json);
-      return EXIT.ok;
-    }
+    case 'ledger':
+      return ledger(operations, { key: values.key, workflowId: values.workflow, limit: parseLimit(values.limit) }, json);
     default:
       throw new CliError(`Unknown command ${JSON.stringify(command)}. See --help.`, EXIT.usage);
   }
@@ -241,9 +267,7 @@ async function keys(operations: ClaimOperations, subcommand: string | undefined,
     return EXIT.ok;
   }
   if (subcommand === 're-sign') {
-    const distrust = values.distrust ?? [];
-    if (distrust.some((id) => id.trim() === '')) throw new CliError('--distrust needs a secret id, as `keys status` shows it.', EXIT.usage);
-    const report = await operations.resign({ distrust, reason: values.reason });
+    const report = await operations.resign({ distrust: values.distrust ?? [], reason: values.reason });
     printRecord(
       {
         signed_with: report.signingSecretId,

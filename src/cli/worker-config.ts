@@ -17,17 +17,25 @@ import { ResultCodec } from '../worker/result-codec.js';
 import { CliError, EXIT } from './errors.js';
 import { errorMessage } from '../error-text.js';
 
+/** Per activity type: what `resolve` checks an operator's result with before recording it. */
+export interface ActivityResultCheck {
+  /** Throws (or returns false) when `value` is not what the activity returns; its message is shown. */
+  readonly validateResult?: (value: unknown) => unknown;
+}
+
 export interface WorkerConfig {
   readonly payloadConverter?: PayloadConverter;
   readonly payloadCodecs?: readonly PayloadCodec[];
   readonly secret?: SecretMaterial;
   readonly previousSecrets?: readonly PreviousSecret[];
+  readonly activities?: Readonly<Record<string, ActivityResultCheck>>;
 }
 
 export interface LoadedWorkerConfig {
   readonly codec: ResultCodec;
   readonly secret: SecretMaterial | undefined;
   readonly previousSecrets: readonly PreviousSecret[] | undefined;
+  readonly activities: Readonly<Record<string, ActivityResultCheck>> | undefined;
 }
 
 export async function loadWorkerConfig(path: string | undefined): Promise<LoadedWorkerConfig> {
@@ -37,6 +45,7 @@ export async function loadWorkerConfig(path: string | undefined): Promise<Loaded
     codec: new ResultCodec(config.payloadConverter ?? defaultPayloadConverter, [...(config.payloadCodecs ?? [])]),
     secret: secret === '' ? undefined : secret,
     previousSecrets: config.previousSecrets,
+    activities: config.activities,
   };
 }
 
@@ -50,7 +59,7 @@ async function importConfig(path: string): Promise<WorkerConfig> {
   const exported = typeof module.default === 'function' ? await (module.default as () => unknown)() : module.default;
   if (typeof exported !== 'object' || exported === null) {
     throw new CliError(
-      `--worker-config ${path} must export default { payloadConverter?, payloadCodecs?, secret?, previousSecrets? } ` +
+      `--worker-config ${path} must export default { payloadConverter?, payloadCodecs?, secret?, previousSecrets?, activities? } ` +
         '(or a function returning it): the settings your workers give idempotencyInterceptors and the store.',
       EXIT.usage,
     );

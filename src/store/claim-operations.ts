@@ -20,7 +20,7 @@ import { pgText } from './pg-text.js';
 import { inTransaction } from './transaction.js';
 import { batchSize, horizonMs, optionalBoolean } from './operation-inputs.js';
 import { assertSchemaUsable } from './schema-version.js';
-import { RecordSigner } from './record-signing.js';
+import { InvalidSecretError, RecordSigner, secretIds } from './record-signing.js';
 import type { TrustOptions } from './record-signing.js';
 import { recordOperatorAction } from './operator-trail.js';
 import type { OperatorTrailEntry } from './operator-trail.js';
@@ -108,6 +108,8 @@ export interface ClaimOperationsOptions extends TrustOptions {
 export interface ChangeOptions {
   readonly force: boolean;
   readonly reason?: string | undefined;
+  /** Secret ids (leaked) whose completed records may be replaced with --force: see `changeRefusal`. */
+  readonly distrust?: readonly string[] | undefined;
 }
 
 /** One entry of the operator trail: who changed which claim, when, why, from what to what. */
@@ -225,6 +227,25 @@ LIMIT $5`,
       throw error;
     });
     return this.salt;
+  }
+
+  /**
+   * The results `activityType` recorded last (newest first, at most `limit`, none of `exceptKey`), whose
+   * records check: what `resolve` holds an operator's result against.
+   */
+  async recordedResults(activityType: string, exceptKey: string, limit = 20): Promise<Payload[]> {
+    await this.schemaReady();
+    const { rows } = await this.pool.query<ClaimRow>(
+      `SELECT ${CLAIM_READ} FROM ${this.claims}
+WHERE activity_type = $1 AND state = 'completed' AND key <> $2
+ORDER BY finished_at DESC
+LIMIT $3`,
+      [activityType, exceptKey, limit],
+    );
+    return rows
+      .map((row) => toClaim(row, this.signer))
+      .filter((claim) => claim.authenticity === 'verified' || claim.authenticity === 'not-checked')
+      .map((claim) => claim.result!);
   }
 
   /**
@@ -525,6 +546,22 @@ WHERE signalled_at < coalesce($2::timestamptz, now()) - $1::float8 * interval '1
     });
   }
 
+  /**
+   * How many claims a ledger query is about (by key or workflow; all of them without either), and how many
+   * were made by workers without an audit ledger: for those, no entry does not mean no call.
+   */
+  async ledgerCoverage(filter: Omit<LedgerFilter, 'limit'>): Promise<{ claims: number; unaudited: number }> {
+    await this.schemaReady();
+    const { rows } = await this.pool.query<{ claims: number; unaudited: number }>(
+      `
+SELECT count(*)::integer AS claims, count(*) FILTER (WHERE NOT audited)::integer AS unaudited
+FROM ${this.claims}
+WHERE ($1::text IS NULL OR key = $1) AND ($2::text IS NULL OR workflow_id = $2)`,
+      [filter.key ?? null, filter.workflowId ?? null],
+    );
+    return rows[0] ?? { claims: 0, unaudited: 0 };
+  }
+
   async ledger(filter: LedgerFilter): Promise<LedgerEntry[]> {
     const entries: LedgerEntry[] = [];
     for await (const page of this.ledgerPages(filter)) entries.push(...page);
@@ -592,7 +629,7 @@ LIMIT $3`,
       const { rows } = await client.query<ClaimRow>(`SELECT ${CLAIM_READ} FROM ${this.claims} WHERE key = $1 FOR UPDATE`, [key]);
       if (!rows[0]) throw new ClaimNotFoundError(key);
       const claim = toClaim(rows[0], this.signer);
-      const refusal = changeRefusal(claim, action, options.force);
+      const refusal = changeRefusal(claim, action, options.force, secretIds('distrust', options.distrust ?? []));
       if (refusal) throw refusal;
       if (action === 'resolve' && claim.signedBy !== null && this.signer.signingSecretId === null) {
         throw new SecretRequiredError(
@@ -656,15 +693,26 @@ LIMIT $3`,
    */
   async resign(options: { distrust?: readonly string[]; reason?: string | undefined; batchSize?: number } = {}): Promise<ResigningReport> {
     const batch = batchSize(options.batchSize, 500);
+    const distrust = secretIds('distrust', options.distrust ?? []);
     await this.schemaReady();
-    const report = await resignRecords(this.pool, this.claims, this.signer, { distrust: options.distrust ?? [], batchSize: batch });
+    // A distrusted id that is neither a secret the CLI holds nor any row's signer is a typo: the leaked secret's rows
+    // would be signed anew.
+    const signers = new Set((await this.signers()).map((signer) => signer.secretId));
+    const unknown = distrust.filter((id) => !signers.has(id) && !this.signer.holds(id));
+    if (unknown.length > 0) {
+      throw new InvalidSecretError(
+        `--distrust ${unknown.join(', ')}: no row here is signed by it and the CLI does not hold it; a typo would leave the ` +
+          'leaked secret trusted. Check `keys status`. Nothing was changed.',
+      );
+    }
+    const report = await resignRecords(this.pool, this.claims, this.signer, { distrust, batchSize: batch });
     await inTransaction(this.pool, (client) =>
       this.recordAction(client, {
         action: 're-sign',
         key: null,
         reason: options.reason,
         forced: false,
-        before: { distrust: options.distrust ?? [] },
+        before: { distrust },
         after: {
           signedBy: report.signingSecretId,
           resigned: report.resigned,

@@ -10,7 +10,7 @@ import type { RecordSigner, SignedFields } from './record-signing.js';
 
 export const CLAIM_COLUMNS = `key, state, token, fingerprint, namespace, activity_type, workflow_id, run_id, activity_id,
   attempt, claimed_by, claimed_at, finished_at, result_payload, outcome_note, outcome_detail, lease_expires_at, deadline_at,
-  record_mac, secret_id`;
+  record_mac, secret_id, audited`;
 
 /** Whether the owner's lease holds, by the database's clock: the one definition every read uses. */
 export const OWNER_ALIVE = 'coalesce(lease_expires_at > now(), false)';
@@ -40,6 +40,7 @@ export interface ClaimRow {
   deadline_at: Date | null;
   record_mac: string | null;
   secret_id: string | null;
+  audited: boolean;
   owner_alive: boolean;
   read_at: Date;
 }
@@ -68,6 +69,7 @@ export function toClaim(row: ClaimRow, signer: RecordSigner): Claim {
     readAt: row.read_at,
     authenticity: signer.check(signedFieldsOf(row), { mac: row.record_mac, secretId: row.secret_id }),
     signedBy: row.secret_id,
+    audited: row.audited,
   };
 }
 

@@ -49,13 +49,15 @@ export function claimStatements(schema: string, options: { readonly synchronousR
   const synchronous = options.synchronousRecords ?? false;
   const CLAIM_RETURNING = `RETURNING ${CLAIM_COLUMNS}, true AS owner_alive, now() AS read_at`;
   return {
-    // $1 key, $2 token, $3 fingerprint, … $11 lease ms, $12 deadline ms, $13 record MAC, $14 secret id, $15 the encoded arguments.
+    // $1 key, $2 token, $3 fingerprint, … $11 lease ms, $12 deadline ms, $13 record MAC, $14 secret id, $15 the encoded
+    // arguments, $16 whether a ledger records the call.
     claim: `
 INSERT INTO ${table}
   (key, state, token, fingerprint, namespace, activity_type, workflow_id, run_id, activity_id, attempt, claimed_by,
-   lease_expires_at, deadline_at, record_mac, secret_id, call_arguments)
+   lease_expires_at, deadline_at, record_mac, secret_id, call_arguments, audited)
 SELECT $1::text, 'claimed', $2::uuid, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::integer, $10::text,
-  now() + $11::float8 * interval '1 millisecond', now() + $12::float8 * interval '1 millisecond', $13::text, $14::text, $15::jsonb
+  now() + $11::float8 * interval '1 millisecond', now() + $12::float8 * interval '1 millisecond', $13::text, $14::text, $15::jsonb,
+  $16::boolean
 FROM ${DURABLE_COMMIT}
 ON CONFLICT (key) DO NOTHING
 ${CLAIM_RETURNING}`,
@@ -66,15 +68,15 @@ ${CLAIM_RETURNING}`,
     claimBatch: `
 INSERT INTO ${table}
   (key, state, token, fingerprint, namespace, activity_type, workflow_id, run_id, activity_id, attempt, claimed_by,
-   lease_expires_at, deadline_at, record_mac, secret_id, call_arguments)
+   lease_expires_at, deadline_at, record_mac, secret_id, call_arguments, audited)
 SELECT request.key, 'claimed', request.token, request.fingerprint, request.namespace, request.activity_type, request.workflow_id,
   request.run_id, request.activity_id, request.attempt, request.claimed_by,
   now() + request.lease_ms * interval '1 millisecond', now() + request.deadline_ms * interval '1 millisecond', request.record_mac,
-  request.secret_id, request.call_arguments
+  request.secret_id, request.call_arguments, request.audited
 FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::integer[],
-  $10::text[], $11::float8[], $12::float8[], $13::text[], $14::text[], $15::jsonb[])
+  $10::text[], $11::float8[], $12::float8[], $13::text[], $14::text[], $15::jsonb[], $16::boolean[])
   AS request (key, token, fingerprint, namespace, activity_type, workflow_id, run_id, activity_id, attempt, claimed_by,
-    lease_ms, deadline_ms, record_mac, secret_id, call_arguments),
+    lease_ms, deadline_ms, record_mac, secret_id, call_arguments, audited),
   ${DURABLE_COMMIT}
 ORDER BY request.key
 ON CONFLICT (key) DO NOTHING
@@ -162,13 +164,14 @@ RETURNING ${CLAIM_READ}`,
 
     // The taker's identity replaces the orphan's, so the row never pairs one attempt's ids with another's. An
     // orphan is a claim whose owner is not alive by the one definition reads use; OWNER_ALIVE is never NULL (a
-    // claim without a lease reads as dead), so its negation keeps such a claim takeable. $13 note, $14 its detail.
+    // claim without a lease reads as dead), so its negation keeps such a claim takeable. $13 note, $14 its detail,
+    // $15 whether a ledger records the taker's call.
     takeOver: `
 UPDATE ${table}
 SET token = $3, state = 'claimed', attempt = $4, claimed_by = $5, claimed_at = now(),
   lease_expires_at = now() + $6::float8 * interval '1 millisecond', finished_at = NULL, outcome_note = $13,
   outcome_detail = $14, result_payload = NULL, workflow_id = $7, run_id = $8, activity_id = $9,
-  deadline_at = now() + $10::float8 * interval '1 millisecond', record_mac = $11, secret_id = $12
+  deadline_at = now() + $10::float8 * interval '1 millisecond', record_mac = $11, secret_id = $12, audited = $15
 FROM ${DURABLE_COMMIT}
 WHERE key = $1 AND token = $2
   AND (state = 'unknown' OR (state = 'claimed' AND NOT ${OWNER_ALIVE}))

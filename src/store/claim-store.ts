@@ -15,6 +15,8 @@ export interface ClaimRequest {
   readonly key: string;
   /** Hash of the semantic arguments, to catch one key reused for a different action. */
   readonly fingerprint: string;
+  /** Whether an audit ledger records the call made under this claim (`temporal-idempotency ledger` says when none does). */
+  readonly audited?: boolean;
   /**
    * On a call `resumable()` makes in a refused call's place after an operator's decision, the refused
    * call's key: a claim under it answers this call (its record decides). Never claimed under.
@@ -41,7 +43,9 @@ export interface ClaimRequest {
   readonly arguments?: Payload | null;
 }
 
-export interface Claim extends Omit<ClaimRequest, 'deadlineMs' | 'refusedKey' | 'arguments'> {
+export interface Claim extends Omit<ClaimRequest, 'deadlineMs' | 'refusedKey' | 'arguments' | 'audited'> {
+  /** Whether an audit ledger records the call made under this claim. */
+  readonly audited: boolean;
   readonly state: ClaimState;
   /** Held only by the caller that inserted the claim; guards complete, release and markUnknown. */
   readonly token: string;

@@ -1,7 +1,7 @@
 /** The claim store: the interface the interceptor needs, and its Postgres implementation. */
 // Every type of the interface, as it is: a new one there is exported here without a second list to keep.
 export type * from './claim-store.js';
-export { InvalidSecretError, MIN_SECRET_BYTES, RecordSigner } from './record-signing.js';
+export { InvalidSecretError, MIN_SECRET_BYTES, RecordSigner, secretIds } from './record-signing.js';
 export { ClaimContendedError } from './claim-contended.js';
 export type { PreviousSecret, SecretMaterial, TrustOptions } from './record-signing.js';
 export type { StoreLogger } from './store-logger.js';
@@ -11,7 +11,7 @@ export { migrate } from './migrate.js';
 export { setStatementTimeout } from './session-settings.js';
 export { grantScript, grantStatements } from './roles.js';
 export type { StoreRoles } from './roles.js';
-export { SchemaNotMigratedError, SchemaTooNewError } from './schema-version.js';
+export { SchemaBeforeBaselineError, SchemaNotMigratedError, SchemaTooNewError } from './schema-version.js';
 export { StorePrivilegesMissingError } from './worker-privileges.js';
 export type { MigrateOptions, MigrateReport } from './migrate.js';
 export { PostgresClaimStore } from './postgres-claim-store.js';
@@ -33,5 +33,5 @@ export type {
   PruneSummary,
   WorkflowRef,
 } from './claim-operations.js';
-export { ClaimChangeRefusedError, ClaimNotFoundError, SecretRequiredError } from './operator-errors.js';
+export { ClaimChangeRefusedError, ClaimNotFoundError, SecretRequiredError, changeRefusal } from './operator-errors.js';
 export type { ChangeRefusal } from './operator-errors.js';

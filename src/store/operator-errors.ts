@@ -47,15 +47,31 @@ export class SecretRequiredError extends IdempotencyError {
 }
 
 /** Why a change to `claim` is refused, or undefined when it may go ahead. */
-export function changeRefusal(claim: Claim, action: 'resolve' | 'release', force: boolean): ClaimChangeRefusedError | undefined {
-  // A completed record that does not check (planted with a leaked secret, say) is no outcome: a person may replace it.
-  const untrusted = claim.authenticity === 'rejected' || claim.authenticity === 'unverifiable';
+export function changeRefusal(
+  claim: Claim,
+  action: 'resolve' | 'release',
+  force: boolean,
+  distrust: readonly string[] = [],
+): ClaimChangeRefusedError | undefined {
+  // A completed record that fails under the secret it names, or that a leaked secret signed (named in --distrust), is no
+  // outcome: a person may replace it. One the CLI merely cannot check (it lacks the secret) may well be genuine.
+  const untrusted = claim.authenticity === 'rejected' || (claim.signedBy !== null && distrust.includes(claim.signedBy));
   if (claim.state === 'completed' && untrusted && !force) {
     return new ClaimChangeRefusedError(
       'not-authentic',
       claim,
-      `Key ${claim.key} is completed, but its record does not check under the secrets the CLI was given (signed by ` +
-        `${claim.signedBy ?? 'no secret'}): check the vendor, then ${action} it with --force if its record is not to be trusted.`,
+      `Key ${claim.key} is completed, but its record is not to be trusted (signed by ${claim.signedBy ?? 'no secret'}): ` +
+        `check the vendor, then ${action} it with --force.`,
+    );
+  }
+  if (claim.state === 'completed' && claim.authenticity === 'unverifiable' && !untrusted) {
+    return new ClaimChangeRefusedError(
+      'not-authentic',
+      claim,
+      `Key ${claim.key} is completed, signed by secret ${claim.signedBy ?? '(none: unsigned)'}, which the CLI cannot check: ` +
+        'refusing to touch it, whatever --force says: it may be the genuine record of a call that happened. Give the ' +
+        'CLI that secret (--worker-config, previousSecrets) to see it checked; if that secret leaked, name it with ' +
+        `--distrust ${claim.signedBy ?? 'ID'} and add --force.`,
     );
   }
   if (claim.state === 'completed' && !untrusted) {

@@ -128,6 +128,7 @@ export class PostgresClaimStore implements ClaimStore {
   private checkedOnce: Promise<CheckedSchema> | undefined;
   private ledger: PostgresAuditLedger | undefined;
   private readonly signer: RecordSigner;
+  private warnedUnsigned = false;
   /** Told when a ghost someone was flagged as waiting on is undone (see `onGhostReleased`). */
   private readonly ghostListeners = new Set<(ghost: HeldClaim) => void>();
   /** Tokens of claims this store completed or released while someone was flagged as waiting on them (see `waitersToTell`). */
@@ -208,7 +209,7 @@ export class PostgresClaimStore implements ClaimStore {
 
   async get(key: string): Promise<Claim | null> {
     const { rows } = await this.query<ClaimRow>('get', this.statements.get, [key]);
-    return rows[0] ? toClaim(rows[0], this.signer) : null;
+    return rows[0] ? this.claimOf(rows[0]) : null;
   }
 
   async complete(claim: Claim, result: Payload): Promise<boolean> {
@@ -283,8 +284,9 @@ export class PostgresClaimStore implements ClaimStore {
       secretId,
       summary,
       detail,
+      request.audited ?? false,
     ]);
-    return rows[0] ? toClaim(rows[0], this.signer) : null;
+    return rows[0] ? this.claimOf(rows[0]) : null;
   }
 
   async addWaiter(waiter: Waiter): Promise<WaiterNoted> {
@@ -397,6 +399,7 @@ export class PostgresClaimStore implements ClaimStore {
         column(({ mac }) => mac),
         column(({ secretId }) => secretId),
         column(({ request }) => (request.arguments ? payloadToJson(request.arguments) : null)),
+        column(({ request }) => request.audited ?? false),
       ]));
     } catch (error) {
       if (rolledBack(error)) return Promise.all(pending.map(({ request, leaseMs }) => settle(this.insertOrUndo(request, leaseMs))));
@@ -407,7 +410,7 @@ export class PostgresClaimStore implements ClaimStore {
     return Promise.all(
       signed.map(async ({ request, token, leaseMs }) => {
         const row = byToken.get(token);
-        const read = await settle(Promise.resolve().then(() => (row ? toClaim(row, this.signer) : null)));
+        const read = await settle(Promise.resolve().then(() => (row ? this.claimOf(row) : null)));
         // Inserted, but its caller is told it failed (it will not call): the claim goes, as one alone would.
         if (!read.ok) this.undo.add(request.key, token, leaseMs * 2);
         return read;
@@ -474,7 +477,7 @@ export class PostgresClaimStore implements ClaimStore {
   /** Reads the claim and flags it as awaited, so that its outcome is announced. */
   private async markAwaited(key: string): Promise<Claim | null> {
     const { rows } = await this.pool.query<ClaimRow>(this.statements.markAwaited, [key]);
-    return rows[0] ? toClaim(rows[0], this.signer) : null;
+    return rows[0] ? this.claimOf(rows[0]) : null;
   }
 
   /**
@@ -511,8 +514,9 @@ export class PostgresClaimStore implements ClaimStore {
       mac,
       secretId,
       request.arguments ? payloadToJson(request.arguments) : null,
+      request.audited ?? false,
     ]);
-    return rows[0] ? toClaim(rows[0], this.signer) : null;
+    return rows[0] ? this.claimOf(rows[0]) : null;
   }
 
   /**
@@ -531,6 +535,25 @@ export class PostgresClaimStore implements ClaimStore {
       : { text, values };
     if (timeoutMs !== undefined) config.query_timeout = Math.max(1, Math.round(timeoutMs));
     return this.pool.query<R>(config);
+  }
+
+  /**
+   * The row as a claim, its signature checked. A worker without a record secret that meets a signed row
+   * is in a deployment that signs: it refuses those rows, and obeys unsigned ones anyone could write.
+   * Said once, so a secret left out of a worker's settings is found.
+   */
+  private claimOf(row: ClaimRow): Claim {
+    const claim = toClaim(row, this.signer);
+    if (claim.signedBy !== null && this.signer.signingSecretId === null && !this.warnedUnsigned) {
+      this.warnedUnsigned = true;
+      this.logger.warn(
+        `Idempotency: this worker has no record secret, but records in schema ${this.schema} are signed (by secret ` +
+          `${claim.signedBy}): it refuses them, and obeys unsigned rows, which anyone who can write the table can make. ` +
+          'Give it the deployment\'s secret.',
+        { schema: this.schema, signedBy: claim.signedBy },
+      );
+    }
+    return claim;
   }
 
   /** A new claim, signed as it is inserted. */

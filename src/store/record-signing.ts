@@ -71,6 +71,24 @@ export interface RecordSignature {
 
 export const MIN_SECRET_BYTES = 32;
 
+/** A record secret's id as rows and `keys status` show it: 8 lowercase hex digits. */
+const SECRET_ID = /^[0-9a-f]{8}$/;
+
+/**
+ * Secret ids an operator names (`--distrust`), checked before anything is done with them: a typo
+ * would otherwise distrust nothing, and the leaked secret's rows would be signed anew.
+ */
+export function secretIds(option: string, ids: unknown): string[] {
+  if (!Array.isArray(ids)) throw new InvalidSecretError(`${option}: expected an array of secret ids, as \`keys status\` shows them.`);
+  return ids.map((id: unknown) => {
+    const text = typeof id === 'string' ? id.trim().toLowerCase() : '';
+    if (!SECRET_ID.test(text)) {
+      throw new InvalidSecretError(`${option}: ${JSON.stringify(id)} is not a secret id (8 hex digits, as \`keys status\` shows them). Nothing was changed.`);
+    }
+    return text;
+  });
+}
+
 /** Raised when a record secret given is unusable (too short, wrong type). */
 export class InvalidSecretError extends IdempotencyError {
   override readonly name = 'InvalidSecretError';
@@ -118,6 +136,21 @@ export class RecordSigner {
   constructor(options: TrustOptions = {}) {
     const previous = options.previousSecrets ?? [];
     if (!Array.isArray(previous)) throw new InvalidSecretError("previousSecrets must be an array of secrets (and 'unsigned').");
+    // Given, but empty: a secret manager that answered nothing. Left out, it would obey any unsigned row, forged or not.
+    if ('secret' in options && (options.secret === undefined || options.secret === null)) {
+      throw new InvalidSecretError(
+        `The record secret given is ${String(options.secret)}: your secret manager returned nothing. Without a secret ` +
+          'a worker obeys unsigned rows, which anyone who can write the table can make; leave the option out only ' +
+          'where no record is signed.',
+      );
+    }
+    // A worker that signs nothing writes unsigned rows: with previous secrets it must say it obeys them.
+    if (options.secret === undefined && previous.length > 0 && !previous.includes('unsigned')) {
+      throw new InvalidSecretError(
+        "previousSecrets without secret: this worker would sign nothing, and obey any unsigned row. While adopting a first " +
+          "secret, say so: previousSecrets: ['unsigned', …]; otherwise give it the deployment's secret.",
+      );
+    }
     this.signing = options.secret === undefined ? undefined : new RecordSecret(options.secret);
     if (this.signing) this.secrets.set(this.signing.id, this.signing);
     for (const material of previous) {

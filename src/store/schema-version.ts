@@ -5,7 +5,7 @@
 import type pg from 'pg';
 import { quoteIdentifier } from './identifiers.js';
 import { IdempotencyError } from '../errors.js';
-import { LATEST_MIGRATION } from './migrations/index.js';
+import { LATEST_MIGRATION, MIGRATIONS } from './migrations/index.js';
 
 const UNDEFINED_TABLE = '42P01';
 
@@ -47,6 +47,24 @@ export class SchemaTooNewError extends IdempotencyError {
   }
 }
 
+/** Raised for a schema a release before 1.0 made: 1.0 starts from a new baseline migration and does not upgrade it. */
+export class SchemaBeforeBaselineError extends IdempotencyError {
+  override readonly name = 'SchemaBeforeBaselineError';
+  readonly code = 'schema-before-baseline';
+  constructor(
+    readonly schema: string,
+    /** What that release called its first migration. */
+    readonly firstMigration: string,
+  ) {
+    super(
+      `Schema "${schema}" was made by a release before 1.0 (its first migration is "${firstMigration}"): 1.0 starts from a ` +
+        'new baseline and does not upgrade it. Migrate a new schema (`temporal-idempotency migrate --schema <new>`) and ' +
+        'point the workers and the CLI at it. Its claims are not carried over: a retry or reset of a call recorded only ' +
+        'there would run again, so keep it until none can come, and resolve such calls by hand.',
+    );
+  }
+}
+
 export interface SchemaState {
   /** The latest migration applied; 0 when the schema or its migrations table does not exist. */
   readonly version: number;
@@ -65,6 +83,9 @@ export async function readSchemaState(client: pg.ClientBase | pg.Pool, quotedSch
     throw error;
   }
   if (version === 0) return { version, oldestWorkerSchema: 0 };
+  const { rows: first } = await client.query<{ name: string }>(`SELECT name FROM ${quotedSchema}.migrations WHERE id = 1`);
+  const firstMigration = first[0]?.name ?? '(none)';
+  if (firstMigration !== MIGRATIONS[0]!.name) throw new SchemaBeforeBaselineError(unquoted(quotedSchema), firstMigration);
   const { rows } = await client.query<{ oldest_worker_schema: number }>(`SELECT oldest_worker_schema FROM ${quotedSchema}.settings`);
   return { version, oldestWorkerSchema: rows[0]?.oldest_worker_schema ?? version };
 }
@@ -83,4 +104,8 @@ export async function assertSchemaUsable(pool: pg.Pool, schema: string): Promise
   if (state.version < LATEST_MIGRATION) throw new SchemaNotMigratedError(schema, state.version);
   if (!usableBy(state)) throw new SchemaTooNewError(schema, state.version, state.oldestWorkerSchema);
   return state;
+}
+
+function unquoted(quotedSchema: string): string {
+  return quotedSchema.slice(1, -1).replaceAll('""', '"');
 }

@@ -49,6 +49,7 @@ interface Row {
   leaseExpiresAt: number | null;
   deadlineAt: number | null;
   readonly callArguments: PayloadJson | null;
+  audited: boolean;
 }
 
 export class InMemoryClaimStore implements ClaimStore {
@@ -107,6 +108,7 @@ export class InMemoryClaimStore implements ClaimStore {
       leaseExpiresAt: now + leaseMs,
       deadlineAt: request.deadlineMs === null ? null : now + request.deadlineMs,
       callArguments: request.arguments ? payloadToJson(request.arguments) : null,
+      audited: request.audited ?? false,
     };
     this.rows.set(row.key, row);
     // As Postgres answers an insert: the owner has just taken its lease.
@@ -197,6 +199,7 @@ export class InMemoryClaimStore implements ClaimStore {
       runId: request.runId,
       activityId: request.activityId,
       deadlineAt: request.deadlineMs === null ? null : now + request.deadlineMs,
+      audited: request.audited ?? false,
     } satisfies Partial<Row>);
     return this.claimOf(row, true);
   }
@@ -325,6 +328,7 @@ export class InMemoryClaimStore implements ClaimStore {
       readAt: new Date(now),
       authenticity: 'not-checked',
       signedBy: null,
+      audited: row.audited,
     };
   }
 }

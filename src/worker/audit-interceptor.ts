@@ -16,7 +16,7 @@ import type { PayloadCodec, PayloadConverter } from '@temporalio/common';
 import type { AuditLedger, LedgerCall, LedgerError, LedgerOutcome } from '../store/index.js';
 import { NotSentError } from './errors.js';
 import { ResultCodec } from './result-codec.js';
-import { currentCallOf, isUnguarded } from './current-call.js';
+import { currentCallOf, isUnguarded, markAudited } from './current-call.js';
 import type { CurrentCall } from './current-call.js';
 
 export class AuditedActivityInboundInterceptor implements ActivityInboundCallsInterceptor {
@@ -98,5 +98,10 @@ export function auditLedgerInterceptors(options: {
   readonly payloadCodecs?: readonly PayloadCodec[];
 }): ActivityInterceptorsFactory[] {
   const codec = new ResultCodec(options.payloadConverter ?? defaultPayloadConverter, [...(options.payloadCodecs ?? [])]);
-  return [(context) => ({ inbound: new AuditedActivityInboundInterceptor(context, options.ledger, codec) })];
+  return [
+    (context) => {
+      markAudited(context);
+      return { inbound: new AuditedActivityInboundInterceptor(context, options.ledger, codec) };
+    },
+  ];
 }

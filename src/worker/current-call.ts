@@ -30,6 +30,18 @@ export function isUnguarded(context: Context): boolean {
   return unguarded.has(context);
 }
 
+/** Activity executions an audit ledger records: the claim says so, so `ledger` can tell silence from "not sent". */
+const audited = new WeakSet<Context>();
+
+/** Marked by the ledger's factory, which the SDK runs for every execution before any interceptor executes. */
+export function markAudited(context: Context): void {
+  audited.add(context);
+}
+
+export function isAudited(context: Context): boolean {
+  return audited.has(context);
+}
+
 export function enterCall(context: Context, call: CurrentCall): void {
   calls.set(context, call);
 }

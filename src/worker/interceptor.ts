@@ -10,7 +10,7 @@ import { InvalidKeyInputError, keyToUuid } from '../key/index.js';
 import type { BeginResult, Claim, ClaimRequest, OutcomeNote } from '../store/index.js';
 import { callIdentityFor, callerOf, checkCallScopeAlone, ledgerCallOf } from './call-identity.js';
 import type { CallIdentity } from './call-identity.js';
-import { enterCall, leaveCall } from './current-call.js';
+import { enterCall, isAudited, leaveCall } from './current-call.js';
 import { IDEMPOTENCY_FAILURE_TYPES } from '../failure-types.js';
 import { IdempotencyConfigError } from '../errors.js';
 import type { LeaseKeeper } from './lease-keeper.js';
@@ -145,8 +145,9 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
       if (error instanceof IdempotencyConfigError) throw misconfigured(error, info.activityType);
       throw error;
     }
-    if (!this.settings.recordArguments) return identity;
-    return { ...identity, request: { ...identity.request, arguments: await this.encodedArguments(identity) } };
+    const request = { ...identity.request, audited: isAudited(this.context) };
+    if (!this.settings.recordArguments) return { ...identity, request };
+    return { ...identity, request: { ...request, arguments: await this.encodedArguments(identity) } };
   }
 
   /**

@@ -153,6 +153,9 @@ export interface ResolvedOptions {
 /** Below this, a GC pause or a slow renewal would make a live owner look dead. */
 const MIN_LEASE_MS = 1_000;
 
+/** What every ClaimStore must do; the rest of its methods are optional. */
+const REQUIRED_STORE_METHODS = ['keySalt', 'begin', 'renewLeases', 'watch', 'complete', 'release', 'markUnknown', 'takeOver', 'addWaiter'] as const;
+
 const ACTIVITY_OPTION_NAMES = new Set(['scope', 'keyArgs', 'key', 'isAmbiguous', 'vendorDedup', 'reconcile', 'recordArguments']);
 
 export function resolveOptions<Activities extends object>(options: IdempotencyOptions<Activities>): ResolvedOptions {
@@ -161,6 +164,10 @@ export function resolveOptions<Activities extends object>(options: IdempotencyOp
   }
   if (options.store == null || typeof options.store.begin !== 'function') {
     throw new IdempotencyConfigError('store', 'a ClaimStore is required, e.g. new PostgresClaimStore({ pool }).');
+  }
+  const missing = REQUIRED_STORE_METHODS.filter((method) => typeof (options.store as unknown as Record<string, unknown>)[method] !== 'function');
+  if (missing.length > 0) {
+    throw new IdempotencyConfigError('store', `the ClaimStore given has no ${missing.join(', ')}: every store must (see ClaimStore).`);
   }
   const defaultScope = validScope('scope', options.scope ?? 'workflow');
   const leaseMs = nonNegative('leaseMs', options.leaseMs ?? 30_000);

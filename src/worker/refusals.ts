@@ -74,16 +74,15 @@ export function orphanedClaim(claim: Claim, refused: Refused, outcomeDetail: str
         `still renews its lease: Temporal gave up on that attempt and the call hangs`
       : `recorded no outcome; its worker stopped renewing its lease, which lapsed at ` +
         `${claim.leaseExpiresAt?.toISOString() ?? 'an unknown time'} (the worker crashed, was killed, or lost Postgres)`;
-  const release = hung
-    ? `\`temporal-idempotency release <key> --force\` if it did not (only once that worker is stopped: the hung call may still go out)`
-    : `\`temporal-idempotency release <key>\` if it did not`;
   return ApplicationFailure.create({
     type: IdempotencyOrphanedClaim,
     nonRetryable: true,
     message:
       `Refusing to run ${claim.activityType} again: ${describeClaim(claim)} and ${what}, so the call may ` +
-      `already have gone out. Check the vendor, then \`temporal-idempotency resolve <key> --result JSON\` if it ` +
-      `happened or ${release}. A workflow waiting in resumable() then goes on by itself; reset any other to before this call.`,
+      `already have gone out. Check the vendor, then, if it happened: \`npx temporal-idempotency resolve ${claim.key} ` +
+      `--result '<what ${claim.activityType} returns, as JSON>'\` (the activity's own return value, not the vendor's ` +
+      `record); if it did not: \`npx temporal-idempotency release ${claim.key}\`.${forceNeeded(claim, hung)} A workflow ` +
+      'waiting in resumable() then goes on by itself; reset any other to before this call.',
     details: [
       { ...detailsOf(claim, refused, unknown ? 'outcome-unknown' : hung ? 'owner-hung' : 'owner-died'), outcomeNote: claim.outcomeNote, outcomeDetail },
     ],
@@ -109,8 +108,8 @@ export function recordUnverifiable(claim: Claim, refused: Refused): ApplicationF
   const why =
     claim.signedBy === null
       ? `is unsigned, and this worker requires signed records (it has a record secret): a worker without one wrote ` +
-        `it. While a deployment adopts its first secret, give the workers previousSecrets: ['unsigned'] until ` +
-        '`temporal-idempotency keys re-sign` has signed the rows from before it'
+        'it, or someone without the secret did. If the deployment is adopting its first secret, `temporal-idempotency ' +
+        "keys re-sign` (with 'unsigned' in the CLI's previousSecrets) signs the rows from before it; otherwise see SECURITY.md"
       : `is signed by record secret ${claim.signedBy}, which this worker does not hold: a secret rotation is under way ` +
         `(or this worker was deployed without the current secret). Give it ${claim.signedBy} (secret or previousSecrets)`;
   return ApplicationFailure.create({
@@ -247,6 +246,16 @@ export function misconfigured(error: IdempotencyConfigError, activityType: strin
     details: [{ activityType, option: error.option }],
     cause: error,
   });
+}
+
+/** When an operator needs --force: while the claiming attempt may still be calling (a hung owner, or before its deadline). */
+function forceNeeded(claim: Claim, hung: boolean): string {
+  if (hung) return ' Both need --force, and only once that worker is stopped: the hung call may still go out.';
+  if (claim.state !== 'claimed' || claim.deadlineAt === null || claim.deadlineAt <= claim.readAt) return '';
+  return (
+    ` Until ${claim.deadlineAt.toISOString()} (the end of that attempt's time) both need --force, and only once you know ` +
+    'its worker stopped: a paused worker may still be calling.'
+  );
 }
 
 function describeClaim(claim: Claim): string {

@@ -96,10 +96,9 @@ function describe(value: unknown): string {
 
 /** Shown in the Web UI's "current details" of the workflow. */
 function showPending(): void {
+  // The refusal's own words: they carry the commands to paste, with the key, and when --force is needed.
   const lines = [...pending.values()].map(
-    ({ refusal }) =>
-      `Waiting for an operator: ${refusal.activityType} was refused (IdempotencyOrphanedClaim), key ${refusal.key}. ` +
-      `Check the vendor, then \`temporal-idempotency resolve ${refusal.key} --result JSON\` or \`release ${refusal.key}\`.`,
+    ({ refusal }) => `Waiting for an operator decision on ${refusal.activityType} (key ${refusal.key}). ${refusal.message}`,
   );
   setCurrentDetails(lines.join('\n\n'));
 }

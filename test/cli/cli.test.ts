@@ -111,7 +111,8 @@ describe('temporal-idempotency CLI', () => {
   it('resolve reads a result too large for a command line from --result-file, or from standard input with -', async () => {
     const { dead, unknown } = await seed();
     // Over Linux's 128 KiB limit for one argument: only a file or a pipe can carry it.
-    const large = { id: 'ch_large', transcript: 'x'.repeat(200_000) };
+    // The shape the activity type returned before ({ id }), or resolve would refuse it.
+    const large = { id: `ch_large_${'x'.repeat(200_000)}` };
     const path = join(await tempDir(), 'result.json');
     await writeFile(path, JSON.stringify(large));
     const fromFile = await cli('resolve', dead, '--result-file', path, '--json');

@@ -17,10 +17,10 @@ async function seedCompleted(activityType: string, count: number, resultBytes: n
   await schema.pool.query(
     `
 INSERT INTO "${schema.name}".claims (key, state, token, fingerprint, namespace, activity_type, workflow_id, run_id,
-  activity_id, attempt, claimed_by, claimed_at, finished_at, result_payload)
+  activity_id, attempt, claimed_by, claimed_at, finished_at, result_payload, audited)
 SELECT md5($3 || i), 'completed', gen_random_uuid(), 'fp', 'default', $3, 'wf-' || i, 'run-1', '1', 1, 'bulk/1',
   now() - i * interval '1 second', now(),
-  jsonb_build_object('metadata', jsonb_build_object('encoding', 'anNvbi9wbGFpbg=='), 'data', repeat('A', $2))
+  jsonb_build_object('metadata', jsonb_build_object('encoding', 'anNvbi9wbGFpbg=='), 'data', repeat('A', $2)), true
 FROM generate_series(1, $1) AS i`,
     [count, resultBytes, activityType],
   );

@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { IdempotencyStoreUnavailable, PostgresClaimStore, SchemaTooNewError, idempotencyInterceptors, migrate } from '../../src/index.js';
+import { IdempotencyStoreUnavailable, PostgresClaimStore, SchemaBeforeBaselineError, SchemaTooNewError, idempotencyInterceptors, migrate } from '../../src/index.js';
 import { applyMigrations } from '../../src/store/migrate.js';
 import { LATEST_MIGRATION, MIGRATIONS } from '../../src/store/migrations/index.js';
 import type { Migration } from '../../src/store/migrations/index.js';
@@ -97,5 +97,33 @@ describe('this release on the next release’s schema', () => {
     expect(sent).toEqual([]);
     await expect(migrate(pool, { schema })).rejects.toThrow(SchemaTooNewError);
     await starting.close();
+  });
+
+  it('a schema a release before 1.0 made is refused by name, by migrate(), the CLI and a worker, and left as it is', async () => {
+    // What 0.1.0's migrate() made: its migrations 1 to 3.
+    const name = `t_compat_v01_${randomBytes(3).toString('hex')}`;
+    schemas.push(name);
+    const s = `"${name}"`;
+    await pool.query(`
+CREATE SCHEMA ${s};
+CREATE TABLE ${s}.migrations (id integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now());
+CREATE TABLE ${s}.claims (key text PRIMARY KEY, state text NOT NULL, token uuid NOT NULL, fingerprint text NOT NULL,
+  namespace text NOT NULL, activity_type text NOT NULL, workflow_id text, run_id text, activity_id text NOT NULL,
+  attempt integer NOT NULL, claimed_by text NOT NULL, claimed_at timestamptz NOT NULL DEFAULT now(), finished_at timestamptz,
+  result_payload jsonb, outcome_note text, lease_expires_at timestamptz, awaited boolean NOT NULL DEFAULT false);
+INSERT INTO ${s}.migrations (id, name) VALUES (1, 'claims'), (2, 'leases'), (3, 'ledger');`);
+    await expect(migrate(pool, { schema: name })).rejects.toThrow(SchemaBeforeBaselineError);
+    await expect(migrate(pool, { schema: name })).rejects.toThrow(/made by a release before 1\.0 \(its first migration is "claims"\).*Migrate a new schema/);
+    const cli = await runCli(['migrate', '--schema', name]);
+    expect(cli.code).toBe(5);
+    expect(cli.stderr).toMatch(/release before 1\.0.*claims are not carried over/);
+    const store = new PostgresClaimStore({ pool, schema: name });
+    sent = [];
+    const failure = await activityFailureOf(send(store, uniqueName('+49')));
+    await store.close();
+    expect(failure.type).toBe(IdempotencyStoreUnavailable);
+    expect(sent).toEqual([]);
+    const { rows } = await pool.query(`SELECT id FROM ${s}.migrations ORDER BY id`);
+    expect(rows).toEqual([{ id: 1 }, { id: 2 }, { id: 3 }]);
   });
 });

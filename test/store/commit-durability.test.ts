@@ -31,7 +31,7 @@ function statements(synchronousRecords: boolean) {
   return claimStatements(s, { synchronousRecords });
 }
 
-const claimValues = () => [randomUUID().replace(/-/g, ''), randomUUID(), 'fp', 'default', 'send', 'wf', null, '1', 1, 'test/1', 30_000, null, null, null, null];
+const claimValues = () => [randomUUID().replace(/-/g, ''), randomUUID(), 'fp', 'default', 'send', 'wf', null, '1', 1, 'test/1', 30_000, null, null, null, null, false];
 
 /** A real claim to settle (a statement that settles nothing commits nothing, durable or not). */
 async function claimed(): Promise<[string, string]> {

@@ -68,7 +68,7 @@ describe('the key salt', () => {
     const order = { orderId: 'o-1', cents: 4200 };
     const configurations: Array<Omit<PostgresClaimStoreOptions, 'pool'>> = [
       {},
-      { previousSecrets: [OLD] },
+      { previousSecrets: ['unsigned', OLD] },
       { secret: OLD, previousSecrets: ['unsigned'] },
       { secret: OLD, previousSecrets: ['unsigned', NEW] },
       { secret: NEW, previousSecrets: [OLD, 'unsigned'] },

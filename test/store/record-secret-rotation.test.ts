@@ -282,18 +282,47 @@ describe('a leaked record secret', () => {
     expect(deployment.refusals.map((refusal) => refusal.type)).toEqual([IdempotencyRecordUnverifiable, IdempotencyRecordUnverifiable]);
     expect(Object.fromEntries(deployment.vendorCalls)).toEqual({ genuine: 1 });
     // A person checks the vendor (the CLI holding what the workers hold: NEW alone): the genuine charge went out, the
-    // planted one never did. Neither record checks for it, so each change needs --force.
+    // planted one never did. The CLI cannot check either record: each change names the leaked secret, with --force.
     const operator = (...args: string[]) =>
       runCli([...args, '--schema', deployment.schemaName, '--reason', 'OLD leaked; checked the vendor', '--no-signal'], {
         TEMPORAL_IDEMPOTENCY_SECRET: NEW,
       });
-    const released = await operator('release', keyOf('planted'));
-    expect(released).toMatchObject({ code: 4, stderr: expect.stringMatching(/does not check.*release it with --force/) });
-    expect((await operator('release', keyOf('planted'), '--force')).code).toBe(0);
-    expect((await operator('resolve', keyOf('genuine'), '--result', '{"charged":"genuine"}', '--force')).code).toBe(0);
+    const released = await operator('release', keyOf('planted'), '--force');
+    expect(released).toMatchObject({ code: 4, stderr: expect.stringMatching(/which the CLI cannot check: refusing to touch it.*--distrust/) });
+    expect((await operator('release', keyOf('planted'), '--force', '--distrust', OLD_ID)).code).toBe(0);
+    expect((await operator('resolve', keyOf('genuine'), '--result', '{"charged":"genuine"}', '--force', '--distrust', OLD_ID)).code).toBe(0);
     await deployment.call(0, 'planted');
     await deployment.call(0, 'genuine');
     expect(deployment.refusals).toHaveLength(2);
     expect(Object.fromEntries(deployment.vendorCalls)).toEqual({ genuine: 1, planted: 1 });
+  });
+
+  it('a --distrust that names no secret is refused before anything is signed; upper case and spaces are the same id', async () => {
+    const deployment = await Deployment.start(1);
+    const attacker = new PostgresClaimStore({ pool: schema.pool, schema: deployment.schemaName, secret: OLD });
+    stores.push(attacker);
+    await new IdempotentActivityEnvironment({ store: attacker, info: { namespace: 'default', workflowExecution: { workflowId: 'wf-rotation', runId: 'run-1' } } })
+      .attempt({ activityType: 'charge' })
+      .run(async (_action: string) => ({ charged: 'FORGED' }), 'planted');
+    const resign = (...flags: string[]) =>
+      runCli(['keys', 're-sign', ...flags, '--schema', deployment.schemaName, '--json'], {
+        TEMPORAL_IDEMPOTENCY_WORKER_CONFIG: ROTATION_CONFIG,
+        TEST_NEW_SECRET: NEW,
+        TEST_OLD_SECRET: OLD,
+      });
+    // Found in review: each of these distrusted nothing, and the planted receipt was signed anew with NEW.
+    for (const typo of [`${OLD_ID},`, `${OLD_ID},deadbeef`, 'deadbeef', OLD_ID.slice(1)]) {
+      const refused = await resign('--distrust', typo);
+      expect({ typo, code: refused.code }).toEqual({ typo, code: 2 });
+      expect(refused.stderr).toMatch(/not a secret id|no row here is signed by it/);
+    }
+    expect(await deployment.signers()).toEqual({ [OLD_ID]: 1 });
+    const library = new ClaimOperations(schema.pool, { schema: deployment.schemaName, secret: NEW, previousSecrets: [OLD] });
+    await expect(library.resign({ distrust: OLD_ID as unknown as string[] })).rejects.toThrow(/expected an array of secret ids/);
+    expect(await deployment.signers()).toEqual({ [OLD_ID]: 1 });
+    // Printed another way, the same id: distrusted, left and listed.
+    const distrusted = await resign('--distrust', ` ${OLD_ID.toUpperCase()}`);
+    expect(distrusted.code).toBe(4);
+    expect(JSON.parse(distrusted.stdout)).toMatchObject({ resigned_rows: 0, distrusted_rows: [expect.stringMatching(/^[0-9a-f]{64}$/)] });
   });
 });

@@ -173,6 +173,8 @@ describe('configuration mistakes, caught when the worker is configured', () => {
   it.each<[string, unknown, RegExp]>([
     ['no options', undefined, /Invalid idempotency option options: pass an object/],
     ['no store', {}, /option store: a ClaimStore is required/],
+    // Found in review: a store without keySalt was accepted, and every call then failed retryably, for ever.
+    ['a store without keySalt', { store: { ...storeMethodsOf(store), keySalt: undefined } }, /option store: the ClaimStore given has no keySalt: every store must/],
     ['an unknown scope', { store, scope: 'global' }, /option scope: "global" is not a scope; use one of workflow, run, call/],
     ['an unknown per-activity setting', { store, activities: { chargeCard: { scopes: 'run' } } }, /option activities\.chargeCard\.scopes: unknown setting/],
     ['per-activity settings that are not an object', { store, activities: { chargeCard: true } }, /option activities\.chargeCard: expected an object/],
@@ -185,7 +187,7 @@ describe('configuration mistakes, caught when the worker is configured', () => {
     ['an unknown guard', { store, guard: 'some' }, /option guard: "some" is not 'all' or 'listed'/],
     ['an empty workerIdentity', { store, workerIdentity: ' ' }, /option workerIdentity: expected a non-empty string/],
     ['an audit that is not a ledger', { store, audit: 'yes' }, /option audit: expected true, false, or an AuditLedger/],
-    ['audit: true on a store that keeps no ledger', { store: { begin: async () => undefined }, audit: true }, /option audit: this store keeps no ledger/],
+    ['audit: true on a store that keeps no ledger', { store: { ...storeMethodsOf(store), auditLedger: undefined }, audit: true }, /option audit: this store keeps no ledger/],
   ])('%s: IdempotencyConfigError naming the option', (_, options, message) => {
     const configure = () => idempotencyInterceptors(options as IdempotencyOptions);
     expect(configure).toThrow(IdempotencyConfigError);
@@ -245,3 +247,15 @@ describe('configuration mistakes only the running activity shows: refused non-re
     expect(attempts.logged('WARN', /activity sendSms has no settings, but activities\.sendSMS names no activity that ran here/)).toHaveLength(1);
   });
 });
+
+/** A store's methods as an object literal (what a hand-written store is), bound to `store`. */
+function storeMethodsOf(store: object): Record<string, unknown> {
+  const methods: Record<string, unknown> = {};
+  for (let prototype = Object.getPrototypeOf(store); prototype && prototype !== Object.prototype; prototype = Object.getPrototypeOf(prototype)) {
+    for (const name of Object.getOwnPropertyNames(prototype)) {
+      const value = (store as Record<string, unknown>)[name];
+      if (name !== 'constructor' && typeof value === 'function' && !(name in methods)) methods[name] = value.bind(store);
+    }
+  }
+  return methods;
+}

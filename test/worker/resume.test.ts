@@ -75,7 +75,8 @@ describe('a refused call, resumed by an operator', () => {
     };
     const result = await refuseThenResume(activities, call, async (pending, handle) => {
       expect(pending.activityType).toBe('placeCall');
-      expect(await currentDetails(handle)).toContain(`Waiting for an operator: placeCall was refused (IdempotencyOrphanedClaim), key ${pending.key}`);
+      expect(await currentDetails(handle)).toContain(`Waiting for an operator decision on placeCall (key ${pending.key}). Refusing to run placeCall again`);
+      expect(await currentDetails(handle)).toContain(`\`npx temporal-idempotency release ${pending.key}\``);
       const resolved = await cli('resolve', pending.key, '--result', '{"id":"call_by_hand","status":"done"}');
       expect(resolved.code).toBe(0);
       expect(resolved.stderr).toContain(`Signalled workflow ${handle.workflowId}: resolved.`);
@@ -139,10 +140,10 @@ describe('the resumed call carries the refused call\'s key', () => {
     const result = await refuseThenResume(
       { placeCall: activity.placeCall },
       call,
-      async (pending) => expect((await cli('resolve', pending.key, '--result', '{"id":"call_resolved"}')).code).toBe(0),
+      async (pending) => expect((await cli('resolve', pending.key, '--result', '{"id":"call_resolved","status":"done"}')).code).toBe(0),
       { options: { activities: { placeCall: { scope: 'call' } } } },
     );
-    expect(result).toEqual([{ id: 'call_resolved' }]);
+    expect(result).toEqual([{ id: 'call_resolved', status: 'done' }]);
     expect(callsTo(call)).toHaveLength(1);
     expect(activity.bodies()).toBe(1);
   });
@@ -153,10 +154,10 @@ describe('the resumed call carries the refused call\'s key', () => {
     const result = await refuseThenResume(
       { placeCall: activity.placeCall },
       call,
-      async (pending) => expect((await cli('resolve', pending.key, '--result', '{"id":"fresh_resolved"}')).code).toBe(0),
+      async (pending) => expect((await cli('resolve', pending.key, '--result', '{"id":"fresh_resolved","status":"done"}')).code).toBe(0),
       { workflow: 'resumableFreshRequest', options: { activities: { placeCall: { keyArgs: (args) => args[0] } } } },
     );
-    expect(result).toEqual([{ id: 'fresh_resolved' }]);
+    expect(result).toEqual([{ id: 'fresh_resolved', status: 'done' }]);
     expect(activity.bodies()).toBe(1);
   });
 
@@ -167,7 +168,7 @@ describe('the resumed call carries the refused call\'s key', () => {
       refuseThenResume(
         { placeCall: activity.placeCall },
         call,
-        async (pending) => expect((await cli('resolve', pending.key, '--result', '{"id":"fresh_resolved"}')).code).toBe(0),
+        async (pending) => expect((await cli('resolve', pending.key, '--result', '{"id":"fresh_resolved","status":"done"}')).code).toBe(0),
         { workflow: 'resumableFreshRequest' },
       ),
     );
@@ -187,7 +188,7 @@ describe('the resumed call carries the refused call\'s key', () => {
         { placeCall: activity.placeCall },
         call,
         // The record has no outcome yet: the refusal stands and the workflow waits again, whatever the arguments.
-        decideByHandThenResolve(activity, '{"id":"fresh_resolved"}'),
+        decideByHandThenResolve(activity, '{"id":"fresh_resolved","status":"done"}'),
         { workflow: 'resumableFreshRequest' },
       ),
     );
@@ -219,10 +220,10 @@ describe('the resumed call carries the refused call\'s key', () => {
     const result = await refuseThenResume(
       { placeCall: activity.placeCall },
       call,
-      decideByHandThenResolve(activity, '{"id":"after_forgery"}'),
+      decideByHandThenResolve(activity, '{"id":"after_forgery","status":"done"}'),
       { options: { activities: { placeCall: { scope: 'call' } } } },
     );
-    expect(result).toEqual([{ id: 'after_forgery' }]);
+    expect(result).toEqual([{ id: 'after_forgery', status: 'done' }]);
     expect(callsTo(call)).toHaveLength(1);
   });
 });
@@ -236,11 +237,11 @@ describe('decisions reach every waiter', () => {
       call,
       async (pending, handle) => {
         await until(async () => (await handle.query<PendingRefusal[]>(PENDING_REFUSALS_QUERY)).length === 1 && (await refusals(handle)) === 2);
-        expect((await cli('resolve', pending.key, '--result', '{"id":"both"}')).code).toBe(0);
+        expect((await cli('resolve', pending.key, '--result', '{"id":"both","status":"done"}')).code).toBe(0);
       },
       { workflow: 'resumableTwice' },
     );
-    expect(result).toEqual([[{ id: 'both' }], [{ id: 'both' }]]);
+    expect(result).toEqual([[{ id: 'both', status: 'done' }], [{ id: 'both', status: 'done' }]]);
     expect(activity.bodies()).toBe(1);
   });
 
@@ -252,9 +253,9 @@ describe('decisions reach every waiter', () => {
       workflow = handle;
       await handle.signal(OPERATOR_DECISION_SIGNAL);
       await handle.signal(OPERATOR_DECISION_SIGNAL, { key: 42, decision: 'maybe' });
-      expect((await cli('resolve', pending.key, '--result', '{"id":"after_malformed"}')).code).toBe(0);
+      expect((await cli('resolve', pending.key, '--result', '{"id":"after_malformed","status":"done"}')).code).toBe(0);
     });
-    expect(result).toEqual([{ id: 'after_malformed' }]);
+    expect(result).toEqual([{ id: 'after_malformed', status: 'done' }]);
     const history = await workflow!.fetchHistory();
     expect(history.events?.filter((event) => event.workflowTaskFailedEventAttributes != null)).toEqual([]);
   });
@@ -276,11 +277,11 @@ describe('decisions reach every waiter', () => {
       const [refusal] = (await activityFailures(second)).map((failure) => failure.applicationFailureInfo);
       const details = refusal?.details?.payloads?.[0] ? (defaultPayloadConverter.fromPayload(refusal.details.payloads[0] as never) as RefusalDetails) : undefined;
       expect(details).toMatchObject({ workflowId: first.workflowId, refusedWorkflowId: second.workflowId });
-      const resolved = await cli('resolve', pending.key, '--result', '{"id":"for_both"}');
+      const resolved = await cli('resolve', pending.key, '--result', '{"id":"for_both","status":"done"}');
       expect(resolved.code).toBe(0);
       expect(resolved.stderr).toContain(`Signalled workflow ${first.workflowId}: resolved.`);
       expect(resolved.stderr).toContain(`Signalled workflow ${second.workflowId}: resolved.`);
-      expect(await Promise.all([first.result(), second.result()])).toEqual([[{ id: 'for_both' }], [{ id: 'for_both' }]]);
+      expect(await Promise.all([first.result(), second.result()])).toEqual([[{ id: 'for_both', status: 'done' }], [{ id: 'for_both', status: 'done' }]]);
     });
     expect(activity.bodies()).toBe(1);
   });

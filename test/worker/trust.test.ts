@@ -247,12 +247,12 @@ describe('records written without the secret are refused, never obeyed', () => {
     await activityFailureOf(run({ charge }, { activity: 'charge', args: [{ order }] }, options));
     const key = await keyedCustomKey(order);
     const cli = (env: Record<string, string>, ...args: string[]) => runCli([...args, '--schema', schema.name, '--no-signal'], env);
-    const unsigned = await cli({}, 'resolve', key, '--result', '{"id":"ch_by_hand"}');
+    const unsigned = await cli({}, 'resolve', key, '--result', '{"id":"ch_by_hand","amount":100}');
     expect(unsigned.code).toBe(2);
     expect(unsigned.stderr).toMatch(/record is signed \(secret [0-9a-f]{8}\).*Give the CLI their secret.*Nothing was changed/);
-    const signed = await cli({ TEMPORAL_IDEMPOTENCY_SECRET: SECRET }, 'resolve', key, '--result', '{"id":"ch_by_hand"}', '--reason', 'vendor dashboard shows ch_by_hand');
+    const signed = await cli({ TEMPORAL_IDEMPOTENCY_SECRET: SECRET }, 'resolve', key, '--result', '{"id":"ch_by_hand","amount":100}', '--reason', 'vendor dashboard shows ch_by_hand');
     expect(signed.code).toBe(0);
-    expect(await run({ charge }, { activity: 'charge', args: [{ order }] }, options)).toEqual([{ id: 'ch_by_hand' }]);
+    expect(await run({ charge }, { activity: 'charge', args: [{ order }] }, options)).toEqual([{ id: 'ch_by_hand', amount: 100 }]);
     expect(attempts).toBe(1);
     const shown = JSON.parse((await cli({}, 'show', key, '--json')).stdout) as { record: string; operator_actions: Array<Record<string, unknown>> };
     expect(shown.operator_actions).toEqual([
@@ -410,6 +410,8 @@ describe('an append-only ledger and operator trail, and a fixed key salt, enforc
     const callId = randomUUID();
     const call = { callId, key: 'k', activityType: 'charge', workflowId: 'wf', runId: 'r', activityId: '1', attempt: 1, worker: 'w/1' };
     await new PostgresClaimStore({ pool: worker, schema: schema.name }).auditLedger().recordStart(call);
+    // A row in each, so a row trigger has something to refuse.
+    await schema.pool.query(`INSERT INTO "${schema.name}".operator_actions (action) VALUES ('test')`);
     for (const table of ['ledger', 'operator_actions']) {
       await expect(worker.query(`UPDATE "${schema.name}".${table} SET key = 'other'`)).rejects.toThrow(/changed only by its owner/);
       await expect(worker.query(`DELETE FROM "${schema.name}".${table}`)).rejects.toThrow(/changed only by its owner/);

@@ -257,7 +257,7 @@ describe("claimed, owner alive past its attempt's deadline: the call hangs", () 
     expect(refusal.type).toBe(IdempotencyOrphanedClaim);
     expect(refusal.nonRetryable).toBe(true);
     expect(refusal.message).toMatch(/recorded no outcome by its attempt's deadline \(2030-01-02T03:04:36\.000Z\), though its worker still renews its lease/);
-    expect(refusal.message).toContain('`temporal-idempotency release <key> --force` if it did not (only once that worker is stopped');
+    expect(refusal.message).toContain(`\`npx temporal-idempotency release ${hung.key}\`. Both need --force, and only once that worker is stopped`);
     // No "retry": the refusal is non-retryable, and what comes next depends on the workflow.
     expect(refusal.message).toMatch(/\. A workflow waiting in resumable\(\) then goes on by itself; reset any other to before this call\.$/);
     expect(refusal.details?.[0]).toMatchObject({ key: hung.key, reason: 'owner-hung', attempt: 1, claimedBy: hung.claimedBy, refusedAttempt: 2 });

@@ -11,7 +11,8 @@
  *   pay for a NOTIFY (which serializes commits). `record_mac`/`secret_id`: the
  *   row's HMAC and the record secret that made it (both null: unsigned).
  *   `call_arguments`: the canonical arguments through the worker's codec, for the
- *   operator who checks the vendor. `outcome_note` is safe to show anywhere; its
+ *   operator who checks the vendor. `audited`: whether an audit ledger records
+ *   the call made under the claim (without one, the ledger's silence means nothing). `outcome_note` is safe to show anywhere; its
  *   full text, which may hold user data, is `outcome_detail`, through the codec.
  * - `settings.key_salt`: keys and fingerprints are HMACs under it. Made here, from
  *   Postgres's strong random source, and never changed (a trigger refuses it to
@@ -52,6 +53,7 @@ CREATE TABLE ${schema}.claims (
   record_mac text,
   secret_id text,
   call_arguments jsonb,
+  audited boolean NOT NULL DEFAULT false,
   CHECK ((state = 'completed') = (result_payload IS NOT NULL)),
   CHECK ((record_mac IS NULL) = (secret_id IS NULL))
 );
