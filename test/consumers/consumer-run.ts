@@ -48,10 +48,10 @@ export async function runFixture(fixture: Fixture, tarball: string, versions: Ve
     await at(`npm install @temporalio/interceptors-opentelemetry@${versions.sdk} (for the README)`, () =>
       run('npm', ['install', '--no-save', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', `@temporalio/interceptors-opentelemetry@${versions.sdk}`], inFixture),
     );
-    await at('README blocks compile', async () => {
+    await at('README and docs blocks compile', async () => {
       const report = await compileReadmeBlocks(fixture);
-      for (const block of report.compiled) console.log(`  line ${block.line}: compiles ${block.as.join(' and ')}`);
-      for (const block of report.skipped) console.log(`  line ${block.line}: not compiled (${block.reason})`);
+      for (const block of report.compiled) console.log(`  ${block.page} line ${block.line}: compiles ${block.as.join(' and ')}`);
+      for (const block of report.skipped) console.log(`  ${block.page} line ${block.line}: not compiled (${block.reason})`);
     });
   }
 }

@@ -1,8 +1,14 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, readdir } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { typescriptBlocks } from './readme-blocks.js';
 
-const README = new URL('../../README.md', import.meta.url);
+const ROOT = new URL('../../', import.meta.url);
+
+/** The README and every page under docs/: the documentation the package ships. */
+async function pages(): Promise<Array<{ page: string; markdown: string }>> {
+  const docs = (await readdir(new URL('docs/', ROOT))).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`);
+  return Promise.all(['README.md', ...docs].map(async (page) => ({ page, markdown: await readFile(new URL(page, ROOT), 'utf8') })));
+}
 
 const markdown = [
   '# Title',
@@ -53,16 +59,17 @@ describe('typescriptBlocks', () => {
   });
 });
 
-describe("the README's own blocks", () => {
+describe("the documentation's own blocks", () => {
   // The consumer run compiles what this extractor hands it; a block it skips is never checked.
   it('leaves none out of the compile check: each one stands alone, with its own imports', async () => {
-    const { compiled, skipped } = typescriptBlocks(await readFile(README, 'utf8'));
-    expect(skipped).toEqual([]);
-    expect(compiled.length).toBeGreaterThan(10);
+    const found = (await pages()).map(({ page, markdown }) => ({ page, ...typescriptBlocks(markdown) }));
+    expect(found.filter(({ skipped }) => skipped.length > 0).map(({ page }) => page)).toEqual([]);
+    expect(found.find(({ page }) => page === 'README.md')?.compiled.length).toBeGreaterThanOrEqual(3);
+    expect(found.reduce((sum, { compiled }) => sum + compiled.length, 0)).toBeGreaterThan(10);
   });
 
   it('shows the hand-composed registration as a whole worker: it imports idempotencyInterceptors and makes its own pool', async () => {
-    const { compiled } = typescriptBlocks(await readFile(README, 'utf8'));
+    const compiled = (await pages()).flatMap(({ markdown }) => typescriptBlocks(markdown).compiled);
     const byHand = compiled.filter(({ code }) => code.includes('...idempotencyInterceptors(') && code.includes('workflowModules:'));
     expect(byHand).toHaveLength(1);
     const [{ code } = { code: '' }] = byHand;

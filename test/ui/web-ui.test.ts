@@ -1,7 +1,9 @@
 /**
  * The refusal in the real Web UI: headless Chromium opens the refused
  * workflow's page on the dev server's UI and finds IdempotencyOrphanedClaim
- * and the key there. The screenshot is saved under test-output/.
+ * and the key there; for a workflow waiting in resumable(), the Running
+ * workflow's current details with the commands to paste. The screenshots are
+ * saved under test-output/ (docs/ shows them).
  */
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +16,7 @@ import { ensureChromium } from '../../dev/chromium.js';
 import { useTestSchema } from '../support/schema.js';
 import { uniqueName, useTemporal } from '../support/temporal.js';
 import { activityFailureOf } from '../support/failures.js';
+import { waitingOn } from '../support/pending-refusal.js';
 
 const schema = useTestSchema(import.meta.filename);
 const temporal = useTemporal();
@@ -58,5 +61,31 @@ describe('the Web UI', () => {
     await failureType.scrollIntoViewIfNeeded();
     await mkdir(OUTPUT, { recursive: true });
     await page.screenshot({ path: `${OUTPUT}web-ui-refusal.png`, fullPage: true });
+  });
+
+  it('shows a workflow waiting in resumable() as Running, its current details naming the key and the commands to paste', async (context) => {
+    if (!browser) {
+      console.log(`Skipping the Web UI test: ${skipReason}`);
+      return context.skip();
+    }
+    const taskQueue = uniqueName('tq');
+    const workflowId = uniqueName('waiting');
+    const activities = { chargeCard: async () => Promise.reject(new OutcomeUnknownError('the line dropped after the charge was sent')) };
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    await temporal.withWorker({ taskQueue, activities, interceptors: { activity: idempotencyInterceptors({ store: schema.store }) } }, async () => {
+      const handle = await temporal.client.workflow.start('resumableCallActivity', { taskQueue, workflowId, args: [{ activity: 'chargeCard', args: [] }] });
+      const { key } = await waitingOn(handle);
+      // A running workflow's page keeps polling: the network is never idle.
+      await page.goto(`${inject('temporalUiUrl')}/namespaces/default/workflows/${workflowId}`, { waitUntil: 'domcontentloaded' });
+      await page.getByText('Running').first().waitFor({ timeout: 30_000 });
+      // The workflow's current details: the UI shows them under User Metadata.
+      await page.getByText('User Metadata').first().click();
+      // Rendered as Markdown in a sandboxed frame: the commands are code there, key and all.
+      const details = page.frameLocator('iframe').first().getByText(`npx temporal-idempotency release ${key}`).first();
+      await details.waitFor({ state: 'visible', timeout: 30_000 });
+      await mkdir(OUTPUT, { recursive: true });
+      await page.screenshot({ path: `${OUTPUT}web-ui-waiting.png`, fullPage: false });
+      await handle.terminate('screenshot taken');
+    });
   });
 });
