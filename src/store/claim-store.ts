@@ -4,9 +4,14 @@
 import type { Payload } from '@temporalio/common';
 import type { KeySalt } from '../key/index.js';
 import type { AuditLedger } from './audit-ledger.js';
-import type { Authenticity } from './record-signing.js';
 
-export type { Authenticity } from './record-signing.js';
+/**
+ * Whether a row's record may be obeyed: `verified` (its MAC checks under a secret held here),
+ * `not-checked` (unsigned, where unsigned rows are obeyed: no signing secret here, or `'unsigned'`
+ * among the previous ones), `unverifiable` (signed by a secret not held here, or unsigned where
+ * signatures are required), `rejected` (its MAC fails under the secret it names, which is held here).
+ */
+export type Authenticity = 'verified' | 'not-checked' | 'unverifiable' | 'rejected';
 
 export type ClaimState = 'claimed' | 'completed' | 'unknown';
 

@@ -19,7 +19,7 @@
  */
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import { canonicalize } from '../key/index.js';
-import type { ClaimState } from './claim-store.js';
+import type { Authenticity, ClaimState } from './claim-store.js';
 import type { PayloadJson } from './payload-json.js';
 import { IdempotencyError } from '../errors.js';
 
@@ -54,14 +54,6 @@ export interface TrustOptions {
   /** Verify only: the secrets a rotation moves away from, and `'unsigned'` while adopting a first secret. */
   readonly previousSecrets?: readonly PreviousSecret[] | undefined;
 }
-
-/**
- * Whether a row's record may be obeyed: `verified` (its MAC checks under a secret held here),
- * `not-checked` (unsigned, where unsigned rows are obeyed: no signing secret here, or `'unsigned'`
- * among the previous ones), `unverifiable` (signed by a secret not held here, or unsigned where
- * signatures are required), `rejected` (its MAC fails under the secret it names, which is held here).
- */
-export type Authenticity = 'verified' | 'not-checked' | 'unverifiable' | 'rejected';
 
 /** A MAC, and the id of the secret that made it; both null for an unsigned row. */
 export interface RecordSignature {

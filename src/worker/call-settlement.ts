@@ -11,7 +11,7 @@ import type { Claim, ClaimStore, HeldClaim, OutcomeNote } from '../store/index.j
 import { retryFor } from '../bounded-retry.js';
 import { keyToUuid } from '../key/index.js';
 import { errorClass, errorMessage, errorSummary, errorText } from '../error-text.js';
-import type { InterceptorDependencies } from './interceptor.js';
+import type { InterceptorDependencies } from './dependencies.js';
 import { classifyOutcome } from './outcome-classification.js';
 import type { OutcomeVerdict } from './outcome-classification.js';
 import type { ResolvedActivitySettings } from './options.js';

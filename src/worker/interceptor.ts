@@ -13,9 +13,8 @@ import type { CallIdentity } from './call-identity.js';
 import { enterCall, isAudited, leaveCall } from './current-call.js';
 import { IDEMPOTENCY_FAILURE_TYPES } from '../failure-types.js';
 import { IdempotencyConfigError } from '../errors.js';
-import type { LeaseKeeper } from './lease-keeper.js';
-import type { IdempotencyMetrics } from './metrics.js';
-import type { ResolvedActivitySettings, ResolvedOptions } from './options.js';
+import type { ResolvedActivitySettings } from './options.js';
+import type { InterceptorDependencies } from './dependencies.js';
 import { waitForOwner } from './owner-wait.js';
 import {
   claimBusy,
@@ -30,7 +29,6 @@ import {
   resumedArgumentsChanged,
   storeUnavailable,
 } from './refusals.js';
-import type { ResultCodec } from './result-codec.js';
 import { CallSettlement } from './call-settlement.js';
 import { askVendor } from './reconciliation.js';
 import type { ReconcileAnswer, Reconciler } from './reconciliation.js';
@@ -58,14 +56,6 @@ const RECONCILE_HEARTBEAT_EVERY_MS = 1_000;
 
 /** Stop waiting this long before Temporal's start-to-close timeout, so our answer still counts. */
 const ATTEMPT_DEADLINE_MARGIN_MS = 1_000;
-
-/** What every activity execution of one worker shares. */
-export interface InterceptorDependencies {
-  readonly options: ResolvedOptions;
-  readonly codec: ResultCodec;
-  readonly leases: LeaseKeeper;
-  readonly metrics: IdempotencyMetrics;
-}
 
 export class IdempotentActivityInboundInterceptor implements ActivityInboundCallsInterceptor {
   private readonly settings: ResolvedActivitySettings;

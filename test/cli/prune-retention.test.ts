@@ -140,7 +140,7 @@ describe('prune reads the namespace retention from Temporal', () => {
     expect(await keysLeft()).toEqual([ofRunning, ofClosed].sort());
   });
 
-  it('still asks about the workflows when one namespace\'s retention cannot be read (attack5)', async () => {
+  it('still asks about the workflows when one namespace\'s retention cannot be read', async () => {
     const running = await runningWorkflow();
     const ofRunning = await completedClaim(10, { namespace: 'default', workflowId: running });
     // A namespace deleted since (or one this profile may not describe): its retention cannot be read.

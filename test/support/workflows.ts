@@ -101,7 +101,7 @@ export async function idleThenContinue(input: { continued?: boolean }): Promise<
 export { chaosBatchWorkflow } from '../../scripts/chaos/workflows.js';
 
 /**
- * Attack helper: two different actions of one activity type in one `resumable()` (a reminder, then a
+ * For review-found cases: two different actions of one activity type in one `resumable()` (a reminder, then a
  * confirmation), each with its own arguments, so workflow scope gives each its own key.
  */
 export async function resumableTwoActions(input: { activity: string; first: unknown; second: unknown }): Promise<unknown[]> {
@@ -124,11 +124,11 @@ export async function resumableTwoActionsRethrowingCause(input: { activity: stri
   return resumable(async () => [await unwrapped(input.first), await unwrapped(input.second)]);
 }
 
-/** Attack helper: a charge added while `resumableByPriority` waits for an operator. */
+/** For review-found cases: a charge added while `resumableByPriority` waits for an operator. */
 export const addChargeSignal = defineSignal<[{ order: string; priority: number }]>('attack.addCharge');
 
 /**
- * Attack helper: charges a list in priority order inside one `resumable()`; a signal may add a charge
+ * For review-found cases: charges a list in priority order inside one `resumable()`; a signal may add a charge
  * while the workflow waits for a decision, and the next pass takes it in its place.
  */
 export async function resumableByPriority(input: { activity: string; charges: Array<{ order: string; priority: number }> }): Promise<unknown[]> {

@@ -1,0 +1,119 @@
+/**
+ * Found in review: "an error raised by `connect` (any code) proves nothing was sent" (dd1ca8e) is false for
+ * one `fetch`: Node's fetch follows redirects by default, so one call is several requests, and the
+ * error it ends with belongs to the LAST hop. A vendor that acts on the POST and answers
+ * `303 See Other` (the post/redirect/get pattern: "charged, here is the receipt") with a Location
+ * that cannot be reached makes fetch fail with `TypeError: fetch failed`, caused by
+ * `connect ECONNREFUSED` (or `getaddrinfo ENOTFOUND` for a receipts host whose DNS is down).
+ * transportVerdict skips every link raised by connect/getaddrinfo as "never sent" and returns
+ * definite: the claim is released, Temporal retries, the card is charged again.
+ *
+ * Same for the errors undici raises on a redirect it will not follow, which carry no code at all and
+ * fall to "anything else: definite": `redirect count exceeded` (a redirect loop after the charge)
+ * and, with `redirect: 'error'` (set precisely to avoid following one), `unexpected redirect`. Each
+ * is raised after a response to the POST came back, so the POST reached the vendor.
+ *
+ * Real Postgres, real Temporal, real sockets and Node's own fetch; no classifier of the user's.
+ */
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer as createTcpServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { idempotencyInterceptors } from '../../src/index.js';
+import { useTestSchema } from '../support/schema.js';
+import { uniqueName, useTemporal } from '../support/temporal.js';
+
+const schema = useTestSchema(import.meta.filename);
+const temporal = useTemporal();
+
+const charges = new Map<string, number>();
+let vendor: Server;
+let vendorUrl: string;
+/** A port nothing listens on: the receipts host is down. */
+let closedPort: number;
+
+function charged(order: string): number {
+  return charges.get(order) ?? 0;
+}
+
+beforeAll(async () => {
+  closedPort = await new Promise<number>((resolve) => {
+    const probe = createTcpServer();
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+  vendor = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (req.method !== 'POST') {
+      // The receipt page (a redirect loop's next hop): no charge here.
+      res.writeHead(307, { location: req.url ?? '/' });
+      return void res.end();
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const { order } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { order: string };
+      charges.set(order, charged(order) + 1); // the charge is made
+      if (req.url === '/v1/charges/receipt-host-down') {
+        res.writeHead(303, { location: `http://127.0.0.1:${closedPort}/receipts/ch_${order}` });
+      } else {
+        // A receipt URL behind a misconfigured redirect: GET /receipts/… redirects to itself.
+        res.writeHead(303, { location: `/receipts/ch_${order}` });
+      }
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => vendor.listen(0, '127.0.0.1', resolve));
+  vendorUrl = `http://127.0.0.1:${(vendor.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  vendor.closeAllConnections();
+  await new Promise((resolve) => vendor.close(resolve));
+});
+
+/** A user's plain activity: POST with Node's fetch, as the README's examples do. */
+async function chargeWithFetch(url: string, order: string, init: RequestInit = {}): Promise<unknown> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ order }), ...init });
+  return { status: response.status };
+}
+
+async function run(activity: (order: string) => Promise<unknown>, order: string): Promise<{ result?: unknown; failedWith?: string }> {
+  const taskQueue = uniqueName('tq');
+  const activities = { chargeCard: activity };
+  const interceptors = { activity: idempotencyInterceptors({ store: schema.store }) };
+  return temporal.withWorker({ taskQueue, activities, interceptors }, async () => {
+    const handle = await temporal.client.workflow.start('callActivity', {
+      taskQueue,
+      workflowId: uniqueName('wf'),
+      args: [{ activity: 'chargeCard', args: [order], maximumAttempts: 3 }],
+    });
+    return handle.result().then(
+      (result) => ({ result }),
+      (error: unknown) => ({ failedWith: (error as { cause?: { cause?: { type?: string } } }).cause?.cause?.type ?? String(error) }),
+    );
+  });
+}
+
+describe('a fetch whose POST was answered with a redirect, then failed on a later hop: the charge was made', () => {
+  it('303 to a receipts host that refuses the connection (fetch failed ← connect ECONNREFUSED): charged once', async () => {
+    const order = uniqueName('receipt-host-down');
+    const outcome = await run((o) => chargeWithFetch(`${vendorUrl}/v1/charges/receipt-host-down`, o), order);
+    // Before a fix: charges 3 (one per attempt): each attempt's claim released as "nothing was sent", each attempt charged.
+    expect({ charges: charged(order), outcome }).toMatchObject({ charges: 1 });
+  });
+
+  it('303 into a redirect loop (fetch failed ← redirect count exceeded): charged once', async () => {
+    const order = uniqueName('redirect-loop');
+    const outcome = await run((o) => chargeWithFetch(`${vendorUrl}/v1/charges/redirect-loop`, o), order);
+    expect({ charges: charged(order), outcome }).toMatchObject({ charges: 1 });
+  });
+
+  it("303 with redirect: 'error' (fetch failed ← unexpected redirect): charged once", async () => {
+    const order = uniqueName('redirect-error');
+    const outcome = await run((o) => chargeWithFetch(`${vendorUrl}/v1/charges/redirect-error`, o, { redirect: 'error' }), order);
+    expect({ charges: charged(order), outcome }).toMatchObject({ charges: 1 });
+  });
+});
