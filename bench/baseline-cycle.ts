@@ -1,18 +1,18 @@
 /**
  * The store's own two statements for a claim and its completion (imported from
- * src/store/claim-statements.ts, never copied), sent straight through the
+ * src/store/sql/claims.ts, never copied), sent straight through the
  * pool as named prepared statements, as the store sends them: the ceiling the
  * store can reach from Node, with no library code in the way.
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { claimStatements } from '../src/store/claim-statements.js';
+import { claimsSql } from '../src/store/sql/index.js';
 import { outcomeChannel } from '../src/store/identifiers.js';
 import { LEASE_MS, RESULT_JSON, nextClaimRequest } from './claim-input.js';
 
 export function baselineCycle(pool: pg.Pool, schema: string): () => Promise<void> {
   const quoted = `"${schema}"`;
-  const statements = claimStatements(quoted);
+  const statements = claimsSql(quoted);
   const channel = outcomeChannel(schema);
   return async () => {
     const request = nextClaimRequest();

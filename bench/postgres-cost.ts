@@ -1,6 +1,6 @@
 /**
  * `npx tsx bench/postgres-cost.ts`: where the store's Postgres CPU per claim-and-record cycle goes,
- * measured. pgbench runs the store's own two statements (imported from claim-statements.ts, with
+ * measured. pgbench runs the store's own two statements (imported from sql/claims.ts, with
  * the parameters an unsigned claim without recorded arguments sends, as literals and pgbench
  * variables) beside pgbench's bare cycle and variants that each leave one part out; every variant
  * in a fresh schema, rounds alternated. The parts left out are what the store needs: the
@@ -13,7 +13,7 @@ import { cyclesPerSecond } from './closed-loop.js';
 import { cpuUsed, snapshotCpu } from './cpu-usage.js';
 import type { CpuRoots } from './cpu-usage.js';
 import { storeCycle } from './store-cycle.js';
-import { claimStatements } from '../src/store/claim-statements.js';
+import { claimsSql } from '../src/store/sql/index.js';
 import { outcomeChannel } from '../src/store/identifiers.js';
 import { LEASE_MS, RESULT_JSON } from './claim-input.js';
 import { localPostmasterPid } from './pg-stats.js';
@@ -47,7 +47,7 @@ function bind(text: string, values: Record<number, string>): string {
 
 /** The store's claim and complete, as it sends them for an unsigned claim, `edit`ed. */
 function storeScript(schema: string, edit: { claim?: (sql: string) => string; complete?: (sql: string) => string } = {}): string {
-  const statements = claimStatements(`"${schema}"`);
+  const statements = claimsSql(`"${schema}"`);
   const claim = bind((edit.claim ?? ((sql) => sql))(statements.claim), {
     1: 'md5(random()::text) || md5(random()::text)',
     2: 'gen_random_uuid()',

@@ -1,6 +1,6 @@
 /**
  * Checks, once per store, whether a committed claim can still be lost. Each
- * claim forces a flushed commit for its own transaction (claim-statements.ts),
+ * claim forces a flushed commit for its own transaction (sql/claims.ts),
  * but no setting of ours can make an asynchronous replica hold it: promoted
  * after a failover, such a replica forgets the claim and the call runs again.
  */

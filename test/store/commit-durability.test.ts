@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { claimStatements } from '../../src/store/claim-statements.js';
+import { claimsSql } from '../../src/store/sql/index.js';
 import { useTestSchema } from '../support/schema.js';
 
 const schema = useTestSchema(import.meta.filename);
@@ -28,7 +28,7 @@ async function commitSettingAfter(text: string, values: unknown[], sessionDefaul
 
 function statements(synchronousRecords: boolean) {
   const s = `"${schema.name}"`;
-  return claimStatements(s, { synchronousRecords });
+  return claimsSql(s, { synchronousRecords });
 }
 
 const claimValues = () => [randomUUID().replace(/-/g, ''), randomUUID(), 'fp', 'default', 'send', 'wf', null, '1', 1, 'test/1', 30_000, null, null, null, null, false];

@@ -1,54 +1,39 @@
 /**
- * The claim store's hot-path SQL, in one place: the store sends these, and the
- * benchmark's baseline sends the very same text straight through `pg`.
- * `schema` is an already-quoted identifier; every value is a `$n`.
+ * Every statement on `<schema>.claims`, the workers' and the operators' side by side: one row per
+ * key, claimed before the call, settled after it, changed by a person only through these.
+ * `schema` is an already-quoted identifier; every value is a `$n`. The benchmark's baseline sends
+ * the very same worker statements straight through `pg`.
  */
-import { CLAIM_COLUMNS, CLAIM_READ, OWNER_ALIVE } from './claim-row.js';
+import { CLAIM_COLUMNS, CLAIM_READ, OWNER_ALIVE } from '../claim-row.js';
+import { DURABLE_COMMIT, RELAXED_COMMIT, settling } from './commit.js';
 
-/**
- * Makes this transaction's commit wait for the WAL flush (and for synchronous standbys, when
- * configured), whatever the role's or database's default: the claim must be durable before the
- * call. A stronger setting (`remote_apply`, `remote_write`) is kept as it is.
- */
-const DURABLE_COMMIT = `
-(SELECT set_config('synchronous_commit',
-  CASE WHEN current_setting('synchronous_commit') IN ('off', 'local') THEN 'on'
-  ELSE current_setting('synchronous_commit') END, true)) AS durable`;
+/** How many pruned keys a prune's operator-trail row lists (the count is always whole). */
+export const PRUNE_TRAIL_KEYS = 1_000;
 
+export type ClaimsSql = ReturnType<typeof claimsSql>;
 
-/**
- * This transaction's commit returns before the WAL flush. A setting inside the statement, local to
- * its transaction, is what the commit sees (a function's own SET clause is undone before the commit).
- */
-const RELAXED_COMMIT = `(SELECT set_config('synchronous_commit', 'off', true)) AS relaxed`;
-
-export interface ClaimStatements {
-  readonly claim: string;
-  readonly claimBatch: string;
-  readonly undoClaims: string;
-  readonly get: string;
-  readonly keySettings: string;
-  readonly complete: string;
-  readonly completeBatch: string;
-  readonly release: string;
-  readonly markUnknown: string;
-  readonly renew: string;
-  readonly markAwaited: string;
-  readonly takeOver: string;
-  readonly handBack: string;
-  readonly addWaiter: string;
-  readonly waitersToTell: string;
-  readonly waitersTold: string;
-}
-
-/** The statements for the already-quoted `schema`. */
-export function claimStatements(schema: string, options: { readonly synchronousRecords?: boolean } = {}): ClaimStatements {
+export function claimsSql(schema: string, options: { readonly synchronousRecords?: boolean } = {}) {
   const table = `${schema}.claims`;
   const waiters = `${schema}.waiters`;
-  const settings = `${schema}.settings`;
   const synchronous = options.synchronousRecords ?? false;
   const CLAIM_RETURNING = `RETURNING ${CLAIM_COLUMNS}, true AS owner_alive, now() AS read_at`;
+  /**
+   * The completed claims past the horizon that nobody may still need: `$1` the horizon in ms, `$2` the
+   * instant it counts back from (null: now()), `$3`/`$4` the namespaces and ids of workflows whose
+   * claims stay. A waiter never told of a decision (its signal failed), or told within the horizon,
+   * may still call again and must find the record.
+   */
+  const cutoff = `(coalesce($2::timestamptz, now()) - $1::float8 * interval '1 millisecond')`;
+  const prunable = `claims.state = 'completed' AND claims.finished_at < ${cutoff}
+  AND NOT EXISTS (
+    SELECT 1 FROM ${waiters} AS waiter
+    WHERE waiter.key = claims.key AND (waiter.signalled_at IS NULL OR waiter.signalled_at >= ${cutoff}))
+  AND NOT EXISTS (
+    SELECT 1 FROM unnest($3::text[], $4::text[]) AS kept(namespace, workflow_id)
+    WHERE kept.namespace = claims.namespace AND kept.workflow_id = claims.workflow_id)`;
   return {
+    // ---- Workers: the hot path, sent as named prepared statements. ----
+
     // $1 key, $2 token, $3 fingerprint, … $11 lease ms, $12 deadline ms, $13 record MAC, $14 secret id, $15 the encoded
     // arguments, $16 whether a ledger records the call.
     claim: `
@@ -93,10 +78,6 @@ RETURNING claim.token, claim.key, claim.awaited`,
 SELECT ${CLAIM_READ}
 FROM ${table}
 WHERE key = $1`,
-
-    keySettings: `
-SELECT key_salt
-FROM ${settings}`,
 
     // The settling statements return `awaited`, so the caller's NOTIFY runs only when someone waits.
     // $1 key, $2 token, $3 channel, $4 result, $5 record MAC, $6 secret id.
@@ -188,50 +169,89 @@ SET token = $4, state = 'unknown', attempt = $5, claimed_by = $6, claimed_at = $
 WHERE key = $1 AND token = $2 AND state = 'claimed'
 RETURNING key, awaited`, synchronous),
 
-    // Flags the claim as awaited first, under its row lock: an outcome recorded after this sees the flag (and
-    // its recorder tells the waiter); one recorded before, or a claim gone, is the state returned, and then
-    // nobody waits: no waiter is noted, so none is left for \`prune\` to keep the record for.
-    addWaiter: `
-WITH flagged AS (
-  UPDATE ${table}
-  SET awaited = true
-  WHERE key = $1
-  RETURNING state
-), noted AS (
-  INSERT INTO ${waiters} (key, namespace, workflow_id, run_id, activity_type)
-  SELECT $1, $2, $3, $4, $5
-  WHERE EXISTS (SELECT 1 FROM flagged WHERE state <> 'completed')
-  ON CONFLICT (key, namespace, workflow_id) DO UPDATE SET run_id = EXCLUDED.run_id, refused_at = now()
+    // ---- Operators: the CLI and ClaimOperations. ----
+
+    // Claims without an outcome first (they are the ones that need a person), oldest first.
+    list: `
+SELECT key, state, activity_type AS "activityType", workflow_id AS "workflowId", attempt,
+  claimed_by AS "claimedBy", claimed_at AS "claimedAt", ${OWNER_ALIVE} AS "ownerAlive"
+FROM ${table}
+WHERE ($1::text IS NULL OR state = $1 OR ($1 = 'open' AND state <> 'completed'))
+  AND ($2::text IS NULL OR workflow_id = $2)
+  AND ($3::text IS NULL OR activity_type = $3)
+  AND ($4::float8 IS NULL OR claimed_at < now() - $4 * interval '1 millisecond')
+ORDER BY state = 'completed', claimed_at, key
+LIMIT $5`,
+
+    // Locked for an operator's change: checked, changed and recorded in one transaction.
+    getForUpdate: `SELECT ${CLAIM_READ} FROM ${table} WHERE key = $1 FOR UPDATE`,
+
+    existsForUpdate: `SELECT 1 FROM ${table} WHERE key = $1 FOR UPDATE`,
+
+    recordedArguments: `SELECT call_arguments FROM ${table} WHERE key = $1`,
+
+    // What an activity type returned last ($1 type, $2 a key to leave out, $3 how many), for resolve to compare.
+    recordedResults: `
+SELECT ${CLAIM_READ} FROM ${table}
+WHERE activity_type = $1 AND state = 'completed' AND key <> $2
+ORDER BY finished_at DESC
+LIMIT $3`,
+
+    // $1 key, $2 result, $3 note, $4 record MAC, $5 secret id.
+    resolveByOperator: `
+UPDATE ${table}
+SET state = 'completed', result_payload = $2, finished_at = now(), outcome_note = $3, outcome_detail = NULL,
+  record_mac = $4, secret_id = $5
+WHERE key = $1`,
+
+    releaseByOperator: `DELETE FROM ${table} WHERE key = $1`,
+
+    completedNamespaces: `SELECT DISTINCT namespace FROM ${table} WHERE state = 'completed' ORDER BY namespace`,
+
+    pruneCandidateWorkflows: `
+SELECT namespace, workflow_id AS "workflowId", count(*)::integer AS claims
+FROM ${table} AS claims
+WHERE claims.workflow_id IS NOT NULL AND ${prunable}
+GROUP BY namespace, workflow_id
+ORDER BY namespace, workflow_id`,
+
+    pruneSummary: `
+SELECT activity_type, count(*)::integer AS count, min(finished_at) AS oldest, max(finished_at) AS newest
+FROM ${table} AS claims
+WHERE ${prunable}
+GROUP BY activity_type
+ORDER BY activity_type`,
+
+    // The trail names what went (the first keys, in order), so a later "why was this call made again?" finds it.
+    prune: `
+WITH pruned AS (
+  DELETE FROM ${table} AS claims
+  WHERE ${prunable}
+  RETURNING claims.key
 )
-SELECT (SELECT state FROM flagged) AS state`,
+SELECT count(*)::integer AS count, (array_agg(key ORDER BY key))[1:${PRUNE_TRAIL_KEYS}] AS keys
+FROM pruned`,
 
-    // Refused since they were last told (or never told): they may still wait in resumable().
-    waitersToTell: `
-SELECT key, namespace, workflow_id AS "workflowId", run_id AS "runId", activity_type AS "activityType"
-FROM ${waiters}
-WHERE key = $1 AND (signalled_at IS NULL OR signalled_at < refused_at)
-ORDER BY refused_at`,
+    // How many claims a ledger query is about ($1 key, $2 workflow id, either null), and how many no ledger recorded.
+    ledgerCoverage: `
+SELECT count(*)::integer AS claims, count(*) FILTER (WHERE NOT audited)::integer AS unaudited
+FROM ${table}
+WHERE ($1::text IS NULL OR key = $1) AND ($2::text IS NULL OR workflow_id = $2)`,
 
-    // $1 key, $2 namespaces, $3 workflow ids.
-    waitersTold: `
-UPDATE ${waiters} AS waiter
-SET signalled_at = now()
-FROM unnest($2::text[], $3::text[]) AS told (namespace, workflow_id)
-WHERE waiter.key = $1 AND waiter.namespace = told.namespace AND waiter.workflow_id = told.workflow_id`,
+    signers: `SELECT secret_id, count(*)::integer AS rows FROM ${table} GROUP BY secret_id ORDER BY count(*) DESC, secret_id`,
+
+    // A page of the rows not signed by $2, after key $1, with their row version (keys re-sign).
+    notSignedBy: `
+SELECT ${CLAIM_READ}, xmin::text AS version FROM ${table}
+WHERE key > $1 AND secret_id IS DISTINCT FROM $2
+ORDER BY key
+LIMIT $3`,
+
+    // Signed anew ($1 keys, $2 row versions, $3 MACs, $4 the secret): a row changed since it was read (another row
+    // version: a worker settled or renewed it) is left alone, since the MAC made covers what was read.
+    resign: `
+UPDATE ${table} AS claim SET record_mac = moved.mac, secret_id = $4
+FROM unnest($1::text[], $2::text[], $3::text[]) AS moved (key, version, mac)
+WHERE claim.key = moved.key AND claim.xmin::text = moved.version`,
   };
-}
-
-/**
- * Wraps a statement that settles the caller's own claim: `$3` is the channel that wakes its waiters.
- * Its commit does not wait for the WAL flush unless `synchronous` (then it does, whatever the role's
- * default): only the claim must be durable
- * before the call. An outcome lost in a Postgres crash leaves its claim without one, which is
- * refused (a person checks the vendor); it never lets a call run twice.
- */
-function settling(statement: string, synchronous: boolean): string {
-  // The CASE only runs pg_notify for a claim someone waits on: NOTIFY serializes commits.
-  return `
-WITH settled AS (${statement})
-SELECT awaited, CASE WHEN awaited THEN pg_notify($3, key) END AS notified
-FROM settled, ${synchronous ? DURABLE_COMMIT : RELAXED_COMMIT}`;
 }

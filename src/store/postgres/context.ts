@@ -1,0 +1,20 @@
+/** What the parts of the Postgres claim store share: the pool, the statements, the signer, how a row becomes a claim. */
+import type pg from 'pg';
+import type { Claim } from '../claim-store.js';
+import type { ClaimRow } from '../claim-row.js';
+import type { RecordSigner } from '../record-signing.js';
+import type { StoreSql } from '../sql/index.js';
+import type { StoreLogger } from '../store-logger.js';
+
+export interface StoreContext {
+  readonly pool: pg.Pool;
+  readonly sql: StoreSql;
+  /** NOTIFY channel for outcomes in this schema. */
+  readonly channel: string;
+  readonly signer: RecordSigner;
+  readonly logger: StoreLogger;
+  /** Runs a hot-path statement by name (a named prepared statement unless those are off). */
+  query<R extends pg.QueryResultRow>(name: string, text: string, values: unknown[], timeoutMs?: number): Promise<pg.QueryResult<R>>;
+  /** The row as a claim, its signature checked. */
+  claimOf(row: ClaimRow): Claim;
+}
