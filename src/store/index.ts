@@ -18,8 +18,10 @@ export { PostgresClaimStore } from './postgres-claim-store.js';
 export type { PostgresClaimStoreOptions } from './postgres-claim-store.js';
 export type { AuditLedger, LedgerCall, LedgerError, LedgerOutcome, ReconcileOutcome } from './audit-ledger.js';
 export { PostgresAuditLedger } from './postgres-audit-ledger.js';
-export { CLAIM_STATES, ClaimOperations, LedgerPruneRefusedError } from './claim-operations.js';
-export type { ResigningReport, SignerCount } from './record-resigning.js';
+export { ClaimOperations } from './claim-operations.js';
+export { CLAIM_STATES } from './operator/types.js';
+export { LedgerPruneRefusedError } from './operator/pruning.js';
+export type { ResigningReport, SignerCount } from './operator/resigning.js';
 export type {
   ChangeOptions,
   ClaimOperationsOptions,
@@ -32,6 +34,6 @@ export type {
   PruneScope,
   PruneSummary,
   WorkflowRef,
-} from './claim-operations.js';
+} from './operator/types.js';
 export { ClaimChangeRefusedError, ClaimNotFoundError, SecretRequiredError, changeRefusal } from './operator-errors.js';
 export type { ChangeRefusal } from './operator-errors.js';

@@ -4,15 +4,16 @@ import type { AuditLedger, LedgerCall, LedgerError, LedgerOutcome, ReconcileOutc
 import { payloadToJson } from './payload-json.js';
 import { DEFAULT_SCHEMA, quoteIdentifier } from './identifiers.js';
 import { pgText } from './pg-text.js';
+import { ledgerSql } from './sql/ledger.js';
 
 export class PostgresAuditLedger implements AuditLedger {
-  private readonly table: string;
+  private readonly appendStatement: string;
 
   constructor(
     private readonly pool: pg.Pool,
     schema: string = DEFAULT_SCHEMA,
   ) {
-    this.table = `${quoteIdentifier('schema', schema)}.ledger`;
+    this.appendStatement = ledgerSql(quoteIdentifier('schema', schema)).append;
   }
 
   async recordStart(call: LedgerCall): Promise<void> {
@@ -35,11 +36,7 @@ export class PostgresAuditLedger implements AuditLedger {
     error: LedgerError | null,
   ): Promise<void> {
     await this.pool.query(
-      `
-INSERT INTO ${this.table}
-  (call_id, event, key, activity_type, workflow_id, run_id, activity_id, attempt, worker, outcome, error_message,
-   error_class, error_detail)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12)`,
+      this.appendStatement,
       [
         call.callId,
         event,

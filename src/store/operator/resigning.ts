@@ -6,10 +6,16 @@
  * only if nobody changed it since it was read: no lock, no pause for the workers.
  */
 import type pg from 'pg';
-import { CLAIM_READ, signedFieldsOf, toClaim } from './claim-row.js';
-import type { ClaimRow } from './claim-row.js';
-import type { RecordSigner } from './record-signing.js';
-import { SecretRequiredError } from './operator-errors.js';
+import { signedFieldsOf, toClaim } from '../claim-row.js';
+import type { ClaimRow } from '../claim-row.js';
+import type { RecordSigner } from '../record-signing.js';
+import type { ClaimsSql } from '../sql/index.js';
+import { SecretRequiredError } from '../operator-errors.js';
+import { InvalidSecretError, secretIds } from '../record-signing.js';
+import { batchSize } from '../operation-inputs.js';
+import { inTransaction } from '../transaction.js';
+import { recordOperatorAction } from './context.js';
+import type { OperatorContext } from './context.js';
 
 /** How many rows each record secret signs (`unsigned`: rows without a MAC), and whether the CLI holds it. */
 export interface SignerCount {
@@ -33,10 +39,8 @@ export interface ResigningReport {
   readonly changedMeanwhile: number;
 }
 
-export async function signerCounts(pool: pg.Pool, claims: string, signer: RecordSigner): Promise<SignerCount[]> {
-  const { rows } = await pool.query<{ secret_id: string | null; rows: number }>(
-    `SELECT secret_id, count(*)::integer AS rows FROM ${claims} GROUP BY secret_id ORDER BY count(*) DESC, secret_id`,
-  );
+export async function signerCounts(pool: pg.Pool, sql: ClaimsSql, signer: RecordSigner): Promise<SignerCount[]> {
+  const { rows } = await pool.query<{ secret_id: string | null; rows: number }>(sql.signers);
   return rows.map((row) => ({
     secretId: row.secret_id ?? 'unsigned',
     rows: row.rows,
@@ -47,7 +51,7 @@ export async function signerCounts(pool: pg.Pool, claims: string, signer: Record
 /** Signs with `signer`'s secret every row that checks and is signed by another (or none); see the module's comment. */
 export async function resignRecords(
   pool: pg.Pool,
-  claims: string,
+  sql: ClaimsSql,
   signer: RecordSigner,
   options: { readonly distrust?: readonly string[]; readonly batchSize: number },
 ): Promise<ResigningReport> {
@@ -58,10 +62,7 @@ export async function resignRecords(
   const distrust = new Set(options.distrust ?? []);
   const report = { signingSecretId, resigned: 0, rejected: [] as string[], unverifiable: [] as string[], distrusted: [] as string[], changedMeanwhile: 0 };
   for (let after = ''; ; ) {
-    const { rows } = await pool.query<ClaimRow & { version: string }>(
-      `SELECT ${CLAIM_READ}, xmin::text AS version FROM ${claims} WHERE key > $1 AND secret_id IS DISTINCT FROM $2 ORDER BY key LIMIT $3`,
-      [after, signingSecretId, options.batchSize],
-    );
+    const { rows } = await pool.query<ClaimRow & { version: string }>(sql.notSignedBy, [after, signingSecretId, options.batchSize]);
     if (rows.length === 0) return report;
     after = rows[rows.length - 1]!.key;
     const moved = { keys: [] as string[], versions: [] as string[], macs: [] as string[] };
@@ -79,16 +80,49 @@ export async function resignRecords(
         moved.macs.push(signer.sign(signedFieldsOf(row)).mac!);
       }
     }
-    // A row changed since it was read (another row version: a worker settled or renewed it) is left alone: the
-    // MAC made here covers what was read, and its writer signed what it wrote.
-    const { rowCount } = await pool.query(
-      `
-UPDATE ${claims} AS claim SET record_mac = moved.mac, secret_id = $4
-FROM unnest($1::text[], $2::text[], $3::text[]) AS moved (key, version, mac)
-WHERE claim.key = moved.key AND claim.xmin::text = moved.version`,
-      [moved.keys, moved.versions, moved.macs, signingSecretId],
-    );
+    // A row changed since it was read (another row version: a worker settled or renewed it) is left alone.
+    const { rowCount } = await pool.query(sql.resign, [moved.keys, moved.versions, moved.macs, signingSecretId]);
     report.resigned += rowCount ?? 0;
     report.changedMeanwhile += moved.keys.length - (rowCount ?? 0);
   }
+}
+
+/**
+ * `keys re-sign`, checked and recorded: a distrusted id must be one the CLI holds or some row's signer
+ * (a typo would leave the leaked secret trusted), and the pass goes on the operator trail.
+ */
+export async function resign(
+  context: OperatorContext,
+  options: { distrust?: readonly string[]; reason?: string | undefined; batchSize?: number },
+): Promise<ResigningReport> {
+  const batch = batchSize(options.batchSize, 500);
+  const distrust = secretIds('distrust', options.distrust ?? []);
+  await context.ready();
+  const signers = new Set((await signerCounts(context.pool, context.sql.claims, context.signer)).map((signer) => signer.secretId));
+  const unknown = distrust.filter((id) => !signers.has(id) && !context.signer.holds(id));
+  if (unknown.length > 0) {
+    throw new InvalidSecretError(
+      `--distrust ${unknown.join(', ')}: no row here is signed by it and the CLI does not hold it; a typo would leave the ` +
+        'leaked secret trusted. Check `keys status`. Nothing was changed.',
+    );
+  }
+  const report = await resignRecords(context.pool, context.sql.claims, context.signer, { distrust, batchSize: batch });
+  await inTransaction(context.pool, (client) =>
+    recordOperatorAction(context, client, {
+      action: 're-sign',
+      key: null,
+      reason: options.reason,
+      forced: false,
+      before: { distrust },
+      after: {
+        signedBy: report.signingSecretId,
+        resigned: report.resigned,
+        rejected: report.rejected.length,
+        unverifiable: report.unverifiable.length,
+        distrusted: report.distrusted.length,
+        changedMeanwhile: report.changedMeanwhile,
+      },
+    }),
+  );
+  return report;
 }
