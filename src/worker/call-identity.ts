@@ -3,7 +3,7 @@
  * Computed once, before the activity runs, so an activity that mutates its
  * arguments cannot change the key it is recorded under.
  */
-import type { Info } from '@temporalio/activity';
+import type { Context, Info } from '@temporalio/activity';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { Payload } from '@temporalio/common';
 import { InvalidKeyInputError, callKeysOf, canonicalize, deriveCustomKey, scopeMaterial } from '../key/index.js';
@@ -236,4 +236,18 @@ function describeType(value: unknown): string {
   if (typeof value === 'string') return value === '' ? 'an empty string' : `a string of ${value.length} characters`;
   if (value === null) return 'null';
   return `a value of type ${typeof value}`;
+}
+
+/** Workflow scope keys on the workflow id, which every run of a cron workflow shares: said once per worker and type. */
+export function warnOfMergedCronRuns(context: Context, settings: ResolvedActivitySettings, warnOnce: (topic: string, warn: () => void) => void): void {
+  const { workflowType, activityType } = context.info;
+  if (settings.scope !== 'workflow' || settings.key) return;
+  warnOnce(`cron/${workflowType}/${activityType}`, () =>
+    context.log.warn(
+      `Idempotency: cron workflow ${workflowType} calls ${activityType} on workflow scope, which keys on the workflow id: ` +
+        `every run of the schedule shares one key, so only the first run's call goes out and later runs get its result. ` +
+        `Use scope 'run' for ${activityType}, or a key() that includes what makes each run's call its own.`,
+      { workflowType, activityType },
+    ),
+  );
 }

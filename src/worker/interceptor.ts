@@ -3,12 +3,12 @@
  * activity once; answer every repeat from the claim instead of calling again.
  */
 import type { Context } from '@temporalio/activity';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { ApplicationFailure } from '@temporalio/common';
 import type { Payload } from '@temporalio/common';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
-import { InvalidKeyInputError, keyToUuid } from '../key/index.js';
-import type { BeginResult, Claim, ClaimRequest, OutcomeNote } from '../store/index.js';
-import { callIdentityFor, callerOf, checkCallScopeAlone, ledgerCallOf } from './call-identity.js';
+import { InvalidKeyInputError } from '../key/index.js';
+import type { BeginResult, Claim, ClaimRequest } from '../store/index.js';
+import { callIdentityFor, callerOf, checkCallScopeAlone, warnOfMergedCronRuns } from './call-identity.js';
 import type { CallIdentity } from './call-identity.js';
 import { enterCall, isAudited, leaveCall } from './current-call.js';
 import { IDEMPOTENCY_FAILURE_TYPES } from '../failure-types.js';
@@ -22,7 +22,6 @@ import {
   keyReuse,
   misconfigured,
   orphanedClaim,
-  reconcileUnfinished,
   recordRejected,
   recordUnverifiable,
   resultUndecodable,
@@ -30,29 +29,12 @@ import {
   storeUnavailable,
 } from './refusals.js';
 import { CallSettlement } from './call-settlement.js';
-import { askVendor } from './reconciliation.js';
-import type { ReconcileAnswer, Reconciler } from './reconciliation.js';
-import type { ReconcileOutcome } from '../store/index.js';
+import { cancellationError } from './attempt.js';
+import type { Attempt, Step } from './attempt.js';
+import { askingAbout, reconciled } from './orphan-reconciling.js';
 import { CRON_SCHEDULE_HEADER } from '../call-headers.js';
 import { errorClass } from '../error-text.js';
 import { AttemptTrace, tracedClaim } from './tracing.js';
-
-/** What an attempt does next with its key, once it knows who holds the claim. */
-type Step =
-  /** Answer with this value; the activity is not called. */
-  | { readonly kind: 'answer'; readonly value: unknown }
-  /** Run the activity under this claim (taken over from a dead owner, for a vendor that dedups). */
-  | { readonly kind: 'run'; readonly claim: Claim }
-  /** The claim changed hands (released while we waited): try to claim the key again. */
-  | { readonly kind: 'retry' };
-
-/**
- * How many attempts may ask the vendor about one orphan when each runs out of its own time first: the
- * vendor may be slow for a moment; after these, nobody can tell and the refusal stands.
- */
-const RECONCILE_ROUNDS = 3;
-/** How often an attempt heartbeats while asking the vendor; the SDK throttles it further to the heartbeat timeout. */
-const RECONCILE_HEARTBEAT_EVERY_MS = 1_000;
 
 /** Stop waiting this long before Temporal's start-to-close timeout, so our answer still counts. */
 const ATTEMPT_DEADLINE_MARGIN_MS = 1_000;
@@ -91,7 +73,7 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
   private async claimAndRun(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
     this.args = input.args;
     const identity = await this.callIdentity(input);
-    if (!identity.resumed && input.headers[CRON_SCHEDULE_HEADER]) warnOfMergedCronRunsOnce(this.context, this.settings);
+    if (!identity.resumed && input.headers[CRON_SCHEDULE_HEADER]) warnOfMergedCronRuns(this.context, this.settings, this.deps.options.warnOnce);
     if (identity.resumed === 'same') {
       this.context.log.info('Idempotency: resumed after an operator decision; the refused call\'s key decides', {
         idempotencyKey: identity.request.key,
@@ -267,136 +249,17 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
     }
     // Taken over first: from here on this attempt alone may ask, or call, for this key. To ask, it says on the
     // claim which call it asks about, so an attempt that finds the claim after this one died asking still knows.
-    const asking = reconcile ? await this.askingAbout(orphan) : undefined;
+    const asking = reconcile ? await askingAbout(this.deps.codec, orphan) : undefined;
     const taken = await this.storeCall(request, () => this.deps.options.store.takeOver(orphan, request, this.deps.leases.leaseMs, asking?.note));
     if (!taken) return { kind: 'retry' };
     this.trace.decided('taken-over');
-    if (reconcile) return this.reconciled(reconcile, asking!.call, asking!.unfinished, taken);
+    if (reconcile) return reconciled(this.attempt(), reconcile, asking!.call, asking!.unfinished, taken);
     this.context.log.warn('Idempotency: re-running an orphaned call with the same key; the vendor dedups on it', {
       idempotencyKey: orphan.key,
       orphanedAttempt: orphan.attempt,
       orphanedBy: orphan.claimedBy,
     });
     return { kind: 'run', claim: taken };
-  }
-
-  /** Asks the vendor about the orphaned call, under the taken-over claim, and acts on the answer. */
-  private async reconciled(reconcile: Reconciler, orphan: Claim, unfinished: number, taken: Claim): Promise<Step> {
-    const settlement = new CallSettlement(this.context, this.deps, this.settings, taken);
-    this.deps.leases.hold(taken, () => settlement.lost());
-    let answer: ReconcileAnswer;
-    // Less time left in this attempt than reconcileTimeoutMs: running out of it is the attempt's limit, not
-    // the vendor's answer, so the next attempt asks again (a few times: RECONCILE_ROUNDS).
-    let cutByAttempt = false;
-    try {
-      const call = { key: orphan.key, keyUuid: keyToUuid(orphan.key), args: this.args, claim: orphan, info: this.context.info };
-      const { reconcileTimeoutMs } = this.deps.options;
-      const attemptLeftMs = this.waitDeadline() - Date.now();
-      cutByAttempt = attemptLeftMs < reconcileTimeoutMs;
-      const timeoutMs = Math.max(1, Math.min(reconcileTimeoutMs, attemptLeftMs));
-      // Heartbeating while the vendor is asked, as while waiting for an owner: with a heartbeat timeout under
-      // reconcileTimeoutMs, Temporal would time every asking attempt out, and the next would ask again for ever.
-      const details: unknown = this.context.info.heartbeatDetails;
-      this.context.heartbeat(details);
-      const heartbeats = setInterval(() => this.context.heartbeat(details), RECONCILE_HEARTBEAT_EVERY_MS);
-      try {
-        answer = await askVendor(reconcile, call, timeoutMs, this.context.cancellationSignal);
-      } finally {
-        clearInterval(heartbeats);
-      }
-    } finally {
-      this.deps.leases.drop(taken.token);
-    }
-    this.deps.metrics.reconciled(this.context.metricMeter, answer.outcome);
-    this.trace.decided(`reconciled:${answer.outcome}`);
-    await this.recordReconciliation(taken, answer.outcome);
-    const orphanedBy = `the call of attempt ${orphan.attempt} on worker ${orphan.claimedBy} at ${orphan.claimedAt.toISOString()}`;
-    switch (answer.outcome) {
-      case 'happened':
-        this.context.log.info(`Idempotency: the vendor says ${orphanedBy} happened; recorded its result, not calling again`, {
-          idempotencyKey: orphan.key,
-        });
-        await settlement.succeeded(answer.result);
-        return { kind: 'answer', value: answer.result };
-      case 'not-happened':
-        this.context.log.warn(`Idempotency: the vendor says ${orphanedBy} did not happen; calling it now, with the same key`, {
-          idempotencyKey: orphan.key,
-        });
-        return { kind: 'run', claim: taken };
-      case 'unknown':
-        if (answer.timedOut && cutByAttempt && unfinished + 1 < RECONCILE_ROUNDS && !this.context.cancellationSignal.aborted) {
-          // The vendor was only slow for this attempt's time: the outcome stays unknown, and the next attempt asks again.
-          this.context.log.warn('Idempotency: this attempt ran out of time while asking the vendor; the next attempt asks again', {
-            idempotencyKey: orphan.key,
-          });
-          throw await settlement.interrupted(
-            orphan,
-            { summary: `${answer.summary}, the end of attempt ${taken.attempt}'s time, about ${orphanedBy}`, detail: answer.summary },
-            unfinished + 1,
-            reconcileUnfinished(orphan, taken, answer.summary),
-          );
-        }
-        if (this.context.cancellationSignal.aborted) {
-          // Cut short by the attempt's own cancellation (a deploy's shutdown, a timeout), not by the vendor: the
-          // outcome stays unknown, and the next attempt asks again instead of a person being paged.
-          this.context.log.warn('Idempotency: cancelled while asking the vendor; the next attempt asks again', { idempotencyKey: orphan.key });
-          throw await settlement.interrupted(
-            orphan,
-            { summary: `cancelled while asking the vendor about ${orphanedBy}`, detail: answer.detail ?? answer.summary },
-            unfinished,
-            cancellationError(this.context),
-          );
-        }
-        if (this.settings.vendorDedup) {
-          this.context.log.warn('Idempotency: reconcile could not tell; re-running with the same key, which the vendor dedups on', {
-            idempotencyKey: orphan.key,
-          });
-          return { kind: 'run', claim: taken };
-        }
-        throw await settlement.refuse({ summary: `${answer.summary} about ${orphanedBy}`, detail: answer.detail ?? answer.summary }, orphan);
-    }
-  }
-
-  /** Best effort, like every ledger entry about something that did not go out. */
-  private async recordReconciliation(taken: Claim, answer: ReconcileOutcome): Promise<void> {
-    const ledger = this.deps.options.auditLedger;
-    if (!ledger?.recordReconciliation) return;
-    await ledger
-      .recordReconciliation(ledgerCallOf(this.context.info, taken.key, taken.claimedBy), answer)
-      .catch((error: unknown) => this.context.log.error('Idempotency: could not append the reconciliation to the ledger', { error }));
-  }
-
-  /**
-   * The call a question to the vendor is about, and how many questions about it earlier attempts had cut
-   * short by their own time: the orphan itself, or, when the orphan is the claim of an attempt that died
-   * asking, the call that attempt named in its note (its detail, through the codec, signed with the row).
-   */
-  private async askingAbout(orphan: Claim): Promise<{ call: Claim; unfinished: number; note: OutcomeNote }> {
-    type Noted = { readonly origin?: unknown; readonly unfinishedReconciles?: unknown } | null;
-    let noted: Noted = null;
-    try {
-      noted = orphan.outcomeDetail ? ((await this.deps.codec.decode(orphan.outcomeDetail)) as Noted) : null;
-    } catch {
-      // A note this worker cannot read: the orphan speaks for itself, and no round is counted.
-    }
-    const rounds = noted?.unfinishedReconciles;
-    const unfinished = typeof rounds === 'number' && Number.isInteger(rounds) && rounds > 0 ? rounds : 0;
-    const call = callFrom(noted?.origin, orphan) ?? orphan;
-    const summary = `asking the vendor about the call of attempt ${call.attempt} on worker ${call.claimedBy} at ${call.claimedAt.toISOString()}`;
-    const origin: CallOrigin = {
-      token: call.token,
-      attempt: call.attempt,
-      claimedBy: call.claimedBy,
-      claimedAt: call.claimedAt.toISOString(),
-      leaseExpiresAt: call.leaseExpiresAt?.toISOString() ?? null,
-      deadlineAt: call.deadlineAt?.toISOString() ?? null,
-      workflowId: call.workflowId,
-      runId: call.runId,
-      activityId: call.activityId,
-      outcomeNote: call.outcomeNote,
-    };
-    const detail = await this.deps.codec.encode({ note: summary, origin, unfinishedReconciles: unfinished }).catch(() => null);
-    return { call, unfinished, note: { summary, detail } };
   }
 
   /** The claim's full note for the refusal's details; withheld when the worker encodes payloads (it would be logged in plain text). */
@@ -467,6 +330,11 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
     }
   }
 
+  private attempt(): Attempt {
+    const { context, deps, settings, args, trace } = this;
+    return { context, deps, settings, args, trace, deadline: this.waitDeadline() };
+  }
+
   private waitDeadline(): number {
     const { startToCloseTimeoutMs } = this.context.info;
     const attemptEnds = startToCloseTimeoutMs > 0 ? this.startedAt + startToCloseTimeoutMs - ATTEMPT_DEADLINE_MARGIN_MS : Infinity;
@@ -505,27 +373,6 @@ function pastDeadline(claim: Claim): boolean {
   return claim.deadlineAt !== null && claim.deadlineAt.getTime() <= claim.readAt.getTime();
 }
 
-const warnedCronTypes = new Set<string>();
-
-/** Workflow scope keys on the workflow id, which every run of a cron workflow shares. */
-function warnOfMergedCronRunsOnce(context: Context, settings: ResolvedActivitySettings): void {
-  const { workflowType, activityType } = context.info;
-  if (settings.scope !== 'workflow' || settings.key || warnedCronTypes.has(`${workflowType}/${activityType}`)) return;
-  warnedCronTypes.add(`${workflowType}/${activityType}`);
-  context.log.warn(
-    `Idempotency: cron workflow ${workflowType} calls ${activityType} on workflow scope, which keys on the workflow id: ` +
-      `every run of the schedule shares one key, so only the first run's call goes out and later runs get its result. ` +
-      `Use scope 'run' for ${activityType}, or a key() that includes what makes each run's call its own.`,
-    { workflowType, activityType },
-  );
-}
-
-/** The error an activity cancelled before it started should end with. */
-function cancellationError(context: Context): unknown {
-  const reason: unknown = context.cancellationSignal.reason;
-  return reason instanceof Error ? reason : new CancelledFailure(String(reason ?? 'cancelled'));
-}
-
 function isIdempotencyFailure(type: string | undefined | null): type is string {
   return (IDEMPOTENCY_FAILURE_TYPES as readonly (string | undefined | null)[]).includes(type);
 }
@@ -539,39 +386,3 @@ function keyIn(failure: ApplicationFailure): string | undefined {
   const details = failure.details?.[0] as { key?: unknown } | undefined;
   return typeof details?.key === 'string' ? details.key : undefined;
 }
-
-/** What a claim taken over to ask the vendor keeps of the call it asks about (see `askingAbout`). */
-interface CallOrigin {
-  readonly token: string;
-  readonly attempt: number;
-  readonly claimedBy: string;
-  readonly claimedAt: string;
-  readonly leaseExpiresAt: string | null;
-  readonly deadlineAt: string | null;
-  readonly workflowId: string | null;
-  readonly runId: string | null;
-  readonly activityId: string;
-  readonly outcomeNote: string | null;
-}
-
-/** The call a dead asker named, over the claim it left; undefined when `origin` is not one. */
-function callFrom(origin: unknown, orphan: Claim): Claim | undefined {
-  const o = origin as Partial<CallOrigin> | null | undefined;
-  if (typeof o !== 'object' || o === null || typeof o.token !== 'string' || typeof o.attempt !== 'number') return undefined;
-  if (typeof o.claimedBy !== 'string' || typeof o.claimedAt !== 'string' || typeof o.activityId !== 'string') return undefined;
-  const date = (text: string | null | undefined) => (typeof text === 'string' ? new Date(text) : null);
-  return {
-    ...orphan,
-    token: o.token,
-    attempt: o.attempt,
-    claimedBy: o.claimedBy,
-    claimedAt: new Date(o.claimedAt),
-    leaseExpiresAt: date(o.leaseExpiresAt),
-    deadlineAt: date(o.deadlineAt),
-    workflowId: o.workflowId ?? null,
-    runId: o.runId ?? null,
-    activityId: o.activityId,
-    outcomeNote: o.outcomeNote ?? null,
-  };
-}
-

@@ -1,5 +1,5 @@
 /**
- * Keeps this process's claims alive while their activities run: one batched
+ * Keeps a worker's claims alive while their activities run: one batched
  * renewal statement per interval for all of them, not one per activity. If the
  * process dies, or loses Postgres, the leases lapse and later attempts see a
  * dead owner.
@@ -93,18 +93,4 @@ class RenewalTimedOut extends IdempotencyError {
   constructor(limitMs: number) {
     super(`renewing claim leases did not answer within ${Math.round(limitMs)} ms; sending the next renewal now`);
   }
-}
-
-const keepers = new WeakMap<ClaimStore, Map<number, LeaseKeeper>>();
-
-/** One keeper per store and lease length in this process, shared by every worker that uses them. */
-export function leaseKeeperFor(store: ClaimStore, leaseMs: number, onRenewalError: (error: unknown) => void): LeaseKeeper {
-  const byLease = keepers.get(store) ?? new Map<number, LeaseKeeper>();
-  keepers.set(store, byLease);
-  let keeper = byLease.get(leaseMs);
-  if (!keeper) {
-    keeper = new LeaseKeeper(store, leaseMs, onRenewalError);
-    byLease.set(leaseMs, keeper);
-  }
-  return keeper;
 }

@@ -146,6 +146,8 @@ export interface ResolvedOptions {
   readonly auditLedger: AuditLedger | undefined;
   /** The settings of an activity type; the first time a type without settings runs, warns of a near-miss name. */
   settingsFor(activityType: string, log: Logger): ResolvedActivitySettings;
+  /** Runs `warn` the first time this worker meets `topic`, never again. */
+  warnOnce(topic: string, warn: () => void): void;
   /** The activity types named under `activities`. */
   readonly configuredActivities: readonly string[];
 }
@@ -188,6 +190,13 @@ export function resolveOptions<Activities extends object>(options: IdempotencyOp
     reconcile: undefined,
     recordArguments: optionalBoolean('recordArguments', options.recordArguments) ?? true,
   };
+  // Per worker: a warning said once by each worker that meets its cause, never silenced by another's.
+  const warned = new Set<string>();
+  const warnOnce = (topic: string, warn: () => void) => {
+    if (warned.has(topic)) return;
+    warned.add(topic);
+    warn();
+  };
   const perActivity = new Map<string, ResolvedActivitySettings>();
   for (const [activityType, activityOptions] of Object.entries(options.activities ?? {})) {
     perActivity.set(activityType, resolveActivity(activityType, activityOptions as ActivityIdempotencyOptions | false, workerDefault));
@@ -215,10 +224,11 @@ export function resolveOptions<Activities extends object>(options: IdempotencyOp
             `${activityType} unguarded. Fix the name, or list ${activityType} (false if it is not a write).`,
         );
       }
-      warnOfNearMissOnce(activityType, nearMiss, log);
+      warnOfNearMissOnce(warnOnce, activityType, nearMiss, log);
       return workerDefault;
     },
     configuredActivities: [...perActivity.keys()],
+    warnOnce,
   };
 }
 
@@ -252,23 +262,20 @@ function resolveActivity(
   };
 }
 
-const checkedTypes = new Set<string>();
-
 /**
  * A misspelled name under `activities` silently leaves its activity on the worker's defaults
  * (no keyArgs, no vendorDedup). Hand-composed interceptors cannot see the worker's activities
  * up front (IdempotencyPlugin can, and refuses); this warns when the real name first runs.
  */
-function warnOfNearMissOnce(activityType: string, nearMiss: string | undefined, log: Logger): void {
-  if (checkedTypes.has(activityType)) return;
-  checkedTypes.add(activityType);
-  if (nearMiss !== undefined) {
+function warnOfNearMissOnce(warnOnce: ResolvedOptions['warnOnce'], activityType: string, nearMiss: string | undefined, log: Logger): void {
+  if (nearMiss === undefined) return;
+  warnOnce(`near-miss/${activityType}`, () =>
     log.warn(
       `Idempotency: activity ${activityType} has no settings, but activities.${nearMiss} names no activity that ran here; ` +
         `a misspelling? ${activityType} runs with the worker's defaults.`,
       { activityType, configured: nearMiss },
-    );
-  }
+    ),
+  );
 }
 
 /**

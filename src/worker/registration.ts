@@ -10,7 +10,7 @@ import type { ClaimStore } from '../store/index.js';
 import { setDefaultStoreLogger } from '../store/store-logger.js';
 import { auditLedgerInterceptors } from './audit-interceptor.js';
 import { IdempotencyConfigError } from '../errors.js';
-import { leaseKeeperFor } from './lease-keeper.js';
+import { LeaseKeeper } from './lease-keeper.js';
 import { IdempotentActivityInboundInterceptor } from './interceptor.js';
 import { IdempotencyMetrics } from './metrics.js';
 import { resolveOptions } from './options.js';
@@ -47,7 +47,8 @@ export function idempotencyInterceptors<Activities extends object = Record<strin
   const deps = {
     options: resolved,
     codec: new ResultCodec(resolved.payloadConverter, resolved.payloadCodecs),
-    leases: leaseKeeperFor(resolved.store, resolved.leaseMs, (error) =>
+    // The worker's own: it renews the claims this worker's attempts hold, in one statement per interval.
+    leases: new LeaseKeeper(resolved.store, resolved.leaseMs, (error) =>
       runtimeLogger().warn('Idempotency: renewing claim leases failed; they lapse if this persists', { error }),
     ),
     metrics: new IdempotencyMetrics(),
