@@ -5,6 +5,9 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * derivation, the testing module, and every `*.unit.test.ts` (the interceptor's decisions on the
  * in-memory store). A file that needs a service belongs in the integration tier.
  */
+/** `TEST_INTEGRATION_WORKERS=2 npm test` on a slower machine. */
+const INTEGRATION_WORKERS = Number(process.env.TEST_INTEGRATION_WORKERS ?? 4);
+
 const UNIT_TESTS = ['test/key/**/*.test.ts', 'test/testing/**/*.test.ts', 'test/**/*.unit.test.ts'];
 
 export default defineConfig({
@@ -28,8 +31,12 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'integration',
+          // Four files at once: they wait on servers and timers far more than they compute (at two, the
+          // cores were 65 % busy), and each has its own schema and task queues, so none sees another's state.
+          maxWorkers: INTEGRATION_WORKERS,
           include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, ...UNIT_TESTS],
+          // TEST_EXCLUDE: globs, comma-separated, the peer-range runs leave to the main run (test/peers/run.ts).
+          exclude: [...configDefaults.exclude, ...UNIT_TESTS, ...(process.env.TEST_EXCLUDE?.split(',').filter(Boolean) ?? [])],
           globalSetup: ['test/support/global-setup.ts'],
           setupFiles: ['test/support/runtime.ts'],
           // Real servers and real worker processes: generous, but a hang still ends.

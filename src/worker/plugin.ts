@@ -41,6 +41,8 @@ export const WORKFLOW_INTERCEPTORS_MODULE: string = (() => {
 export class IdempotencyPlugin<Activities extends object = Record<string, AnyActivity>> implements WorkerPlugin, BundlerPlugin {
   readonly name = 'temporal-idempotency';
   private readonly activityInterceptors: ActivityInterceptorsFactory[];
+  /** The activity interceptors of Temporal's OpenTelemetry plugins configured beside this one: they start the activity's span. */
+  private readonly tracingInterceptors = new WeakSet<ActivityInterceptorsFactory>();
 
   /** Validates the options now, like `idempotencyInterceptors()`, so a mistake fails where the worker is built. */
   constructor(private readonly options: IdempotencyOptions<Activities>) {
@@ -49,10 +51,10 @@ export class IdempotencyPlugin<Activities extends object = Record<string, AnyAct
 
   configureWorker(options: WorkerOptions): WorkerOptions {
     checkActivityNames(this.options, options.activities);
-    for (const factory of tracingInterceptorsOf(options.plugins ?? [])) tracingInterceptors.add(factory);
+    for (const factory of tracingInterceptorsOf(options.plugins ?? [])) this.tracingInterceptors.add(factory);
     const interceptors = options.interceptors ?? {};
     const activity = [...(interceptors.activity ?? [])];
-    putOutermost(activity, this.activityInterceptors);
+    putOutermost(activity, this.activityInterceptors, this.tracingInterceptors);
     return {
       ...options,
       interceptors: {
@@ -74,7 +76,7 @@ export class IdempotencyPlugin<Activities extends object = Record<string, AnyAct
   }
 
   async runWorker(worker: Worker, next: (worker: Worker) => Promise<void>): Promise<void> {
-    putOutermost(worker.options.interceptors.activity, this.activityInterceptors);
+    putOutermost(worker.options.interceptors.activity, this.activityInterceptors, this.tracingInterceptors);
     const { store } = this.options;
     workersRunningOn.set(store, (workersRunningOn.get(store) ?? 0) + 1);
     try {
@@ -105,14 +107,16 @@ const workersRunningOn = new WeakMap<object, number>();
  * reads this very array for every activity it starts, so moving ours back to the front, before the
  * worker runs, keeps idempotency outermost whatever the plugins' order.
  */
-function putOutermost(activity: ActivityInterceptorsFactory[], ours: readonly ActivityInterceptorsFactory[]): void {
+function putOutermost(
+  activity: ActivityInterceptorsFactory[],
+  ours: readonly ActivityInterceptorsFactory[],
+  tracingInterceptors: WeakSet<ActivityInterceptorsFactory>,
+): void {
   const tracing = activity.filter((factory) => tracingInterceptors.has(factory));
   const others = activity.filter((factory) => !ours.includes(factory) && !tracing.includes(factory));
   activity.splice(0, activity.length, ...tracing, ...ours, ...others);
 }
 
-/** The activity interceptors of Temporal's OpenTelemetry plugins seen so far: they start the activity's span. */
-const tracingInterceptors = new WeakSet<ActivityInterceptorsFactory>();
 const OPENTELEMETRY_PLUGIN = 'OpenTelemetryPlugin';
 
 /**

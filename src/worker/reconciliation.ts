@@ -94,6 +94,16 @@ async function answerOf(reconcile: Reconciler, call: ReconcileCall): Promise<Rec
   } catch (error) {
     return { outcome: 'unknown', summary: `reconcile threw ${errorClass(error)}`, detail: errorText(error) };
   }
+  // Each field read once, inside the try: a vendor SDK's lazy response object may throw from a getter,
+  // and the refusal must stand then as when the reconciler itself throws.
+  try {
+    return readAnswer(answer);
+  } catch (error) {
+    return { outcome: 'unknown', summary: `reconcile answered something that throws when read (${errorClass(error)})`, detail: errorText(error) };
+  }
+}
+
+function readAnswer(answer: unknown): ReconcileAnswer {
   const { outcome } = (answer ?? {}) as { outcome?: unknown };
   if (outcome === 'happened') return { outcome, result: (answer as { result?: unknown }).result };
   if (outcome === 'not-happened') return { outcome };

@@ -1,9 +1,9 @@
 /**
- * `npm run test:peers -- --end oldest|newest`: the whole test suite on one end
+ * `npm run test:peers -- --end oldest|newest`: the integration tier on one end
  * of the peer ranges (the SDK, pg) and of the Postgres majors we support, in a
  * copy of the working tree, so this checkout's node_modules stay as they are.
  * The consumer tests prove the package installs and runs there; this proves
- * every behaviour the suite covers does too.
+ * every behaviour the integration tier covers does too.
  */
 import { execFileSync } from 'node:child_process';
 import { readFile, rm, writeFile } from 'node:fs/promises';
@@ -77,12 +77,21 @@ async function releaseExists(name: string, version: string): Promise<boolean> {
   }
 }
 
+/**
+ * What cannot differ between the ends, left to the main run: the unit tier (pure code: keys, options,
+ * decisions on the in-memory store), the Web UI's screenshot (the Temporal server's UI, not the SDK's),
+ * and the demo driven end to end (every step of it is a behaviour the integration tier checks on its
+ * own, and the consumer tests run a worker from the packed library on both ends).
+ */
+const NOT_REPEATED = ['test/ui/**', 'test/demo.test.ts', 'test/deploy/runbook-demo.test.ts'];
+
 /** The suite's own output goes straight to the log; its JSON report gives the counts. */
 async function suite(): Promise<{ passed: number; failed: number }> {
   await step(label, 'test suite', async () => {
     try {
-      execFileSync(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', '--reporter=dot', '--reporter=json', `--outputFile.json=${report}`], {
+      execFileSync(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', '--project', 'integration', '--reporter=dot', '--reporter=json', `--outputFile.json=${report}`], {
         cwd: copy,
+        env: { ...process.env, TEST_EXCLUDE: NOT_REPEATED.join(',') },
         stdio: 'inherit',
       });
     } catch {

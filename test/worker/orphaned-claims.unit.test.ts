@@ -174,6 +174,43 @@ describe('reconcile: ask the vendor before refusing', () => {
       /^reconcile gave no answer within 50 ms about the call/,
       null,
     ],
+    // Found in review: a lazy response object whose getters throw escaped as a retryable TypeError, each attempt
+    // took the claim over and asked again, and the workflow ended in TypeError instead of the refusal.
+    [
+      'an answer whose outcome throws when read',
+      async () =>
+        ({
+          get outcome(): never {
+            throw new TypeError('response body already consumed');
+          },
+        }) as unknown as Reconciliation,
+      /^reconcile answered something that throws when read \(TypeError\) about the call of attempt 1/,
+      /TypeError: response body already consumed/,
+    ],
+    [
+      'a happened answer whose result throws when read',
+      async () =>
+        ({
+          outcome: 'happened',
+          get result(): never {
+            throw new TypeError('response body already consumed');
+          },
+        }) as unknown as Reconciliation,
+      /^reconcile answered something that throws when read \(TypeError\) about the call of attempt 1/,
+      /TypeError: response body already consumed/,
+    ],
+    [
+      'an unknown answer whose reason throws when read',
+      async () =>
+        ({
+          outcome: 'unknown',
+          get reason(): never {
+            throw new TypeError('response body already consumed');
+          },
+        }) as unknown as Reconciliation,
+      /^reconcile answered something that throws when read \(TypeError\) about the call of attempt 1/,
+      /TypeError: response body already consumed/,
+    ],
     [
       'an answer that is not one',
       async () => ({ outcome: 'maybe' }) as unknown as Reconciliation,

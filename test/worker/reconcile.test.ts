@@ -146,3 +146,52 @@ describe('reconcile, racing', () => {
     expect(metricSample(text, 'idempotency_reconciliations', [...onQueue, 'answer="unknown"'])).toBeUndefined();
   });
 });
+
+describe('reconcile, answering with an object that throws when read', () => {
+  // Found in review: a vendor SDK's lazy response whose getter throws escaped as a retryable TypeError; each
+  // attempt took the claim over and asked again, and the workflow ended in TypeError, unseen by resumable().
+  it('the refusal stands: the workflow ends in IdempotencyOrphanedClaim, the claim is unknown, the body ran once', async () => {
+    const key = uniqueName('lazy-lookup');
+    let asked = 0;
+    let bodies = 0;
+    const taskQueue = uniqueName('tq');
+    const activities = {
+      sendSms: async () => {
+        bodies++;
+        throw new OutcomeUnknownError('the gateway hung up before answering');
+      },
+    };
+    const interceptors = {
+      activity: idempotencyInterceptors({
+        store: schema.store,
+        activities: {
+          sendSms: {
+            key: () => key,
+            reconcile: async (): Promise<Reconciliation> => {
+              asked++;
+              return {
+                get outcome(): never {
+                  throw new TypeError('response body already consumed');
+                },
+              } as unknown as Reconciliation;
+            },
+          },
+        },
+      }),
+    };
+    await temporal.withWorker({ taskQueue, activities, interceptors }, async () => {
+      const handle = await temporal.client.workflow.start('callActivity', {
+        taskQueue,
+        workflowId: uniqueName('wf'),
+        args: [{ activity: 'sendSms', args: [] }],
+      });
+      const failure = await activityFailureOf(handle.result());
+      expect(failure.type).toBe(IdempotencyOrphanedClaim);
+      expect(failure.message).toMatch(/reconcile answered something that throws when read \(TypeError\)/);
+    });
+    expect(bodies).toBe(1);
+    expect(asked).toBe(1);
+    const { rows } = await schema.pool.query(`SELECT state FROM "${schema.name}".claims WHERE activity_type = 'sendSms' AND workflow_id IS NOT NULL`);
+    expect(rows).toEqual([{ state: 'unknown' }]);
+  });
+});
