@@ -39,7 +39,8 @@ export function deriveCallKeys(input: KeyInput, salt: KeySalt): CallKeys {
 /**
  * The key and fingerprint from arguments already in canonical text. The envelope is written by
  * hand, keys in sorted order, so that errors name `args[…]` rather than a path inside the
- * envelope; the text is exactly canonicalize() of the whole envelope.
+ * envelope. It is canonicalize() of the whole envelope except for `undefined` arguments, which it
+ * writes as `{"$undefined":true}` where a property would be dropped (docs/key-spec.md).
  */
 export function callKeysOf(input: Omit<KeyInput, 'semanticArgs'>, argsText: string, salt: KeySalt): CallKeys {
   const key = salt.hash('key', [

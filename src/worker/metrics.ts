@@ -35,4 +35,9 @@ export class IdempotencyMetrics {
   claimLatency(meter: MetricMeter, ms: number): void {
     meter.createHistogram('idempotency_claim_latency', 'float', 'ms', 'Time to claim a key before the call').record(ms);
   }
+
+  /** A lease renewal that failed or did not answer in time; the worker's leases lapse if this persists. */
+  leaseRenewalFailed(meter: MetricMeter): void {
+    meter.createCounter('idempotency_lease_renewal_errors', '1', 'Lease renewals that failed or timed out').add(1);
+  }
 }

@@ -44,14 +44,17 @@ export function idempotencyInterceptors<Activities extends object = Record<strin
     warn: (message, meta) => runtimeLogger().warn(message, meta),
     error: (message, meta) => runtimeLogger().error(message, meta),
   });
+  const metrics = new IdempotencyMetrics();
   const deps = {
     options: resolved,
     codec: new ResultCodec(resolved.payloadConverter, resolved.payloadCodecs),
     // The worker's own: it renews the claims this worker's attempts hold, in one statement per interval.
-    leases: new LeaseKeeper(resolved.store, resolved.leaseMs, (error) =>
-      runtimeLogger().warn('Idempotency: renewing claim leases failed; they lapse if this persists', { error }),
-    ),
-    metrics: new IdempotencyMetrics(),
+    leases: new LeaseKeeper(resolved.store, resolved.leaseMs, (error) => {
+      runtimeLogger().warn('Idempotency: renewing claim leases failed; they lapse if this persists', { error });
+      // On the Runtime's meter: a renewal serves every activity the worker runs, so it has no activity's labels.
+      metrics.leaseRenewalFailed(Runtime.instance().metricMeter);
+    }),
+    metrics,
   };
   const ghosts = ghostTellerFor(resolved.store, runtimeLogger);
   const idempotency: ActivityInterceptorsFactory = (context) => {
