@@ -21,13 +21,6 @@ export type Canonical = null | boolean | number | string | Canonical[] | { [key:
 
 /** The canonical text of `value`; errors name the bad value's path from `rootPath`. */
 export function canonicalize(value: unknown, rootPath = 'value'): string {
-  // The fast writer gives up on anything unusual (a bad value, a cycle, deep nesting); the careful
-  // one then writes it, or names the bad value's path. Both write the same text.
-  return fastCanonicalText(value) ?? new CanonicalWriter().write(value, rootPath);
-}
-
-/** The canonical text by the careful writer alone: for tests that hold the fast one to it. */
-export function canonicalizeCarefully(value: unknown, rootPath = 'value'): string {
   return new CanonicalWriter().write(value, rootPath);
 }
 
@@ -36,25 +29,12 @@ export function canonicalTree(value: unknown, rootPath = 'value'): Canonical {
   return JSON.parse(canonicalize(value, rootPath)) as Canonical;
 }
 
-/** Deeper than this, the fast writer hands over to the iterative one (it also ends a cycle). */
-const FAST_MAX_DEPTH = 500;
-
-/** Thrown inside the fast writer to hand the value over to the careful one. */
-const GIVE_UP: unique symbol = Symbol('give up');
-
 /**
- * The canonical text, written recursively with no path bookkeeping and no cycle set: what almost
- * every call takes. Undefined when the value needs the careful writer.
+ * From this depth on, each container is checked against its ancestors. A cycle nests without end, so
+ * it always gets this deep; above it, no check is paid for. The check then finds the first container
+ * that repeats an ancestor on the way down: where the cycle closed, and the path the error names.
  */
-function fastCanonicalText(value: unknown): string | undefined {
-  const writer = new FastWriter();
-  try {
-    return writer.write(value, 0, '');
-  } catch (error) {
-    if (error === GIVE_UP) return undefined;
-    throw error;
-  }
-}
+const CYCLE_CHECK_DEPTH = 500;
 
 /** An object's keys in canonical order, with their text, for the last object of that shape at a depth. */
 interface KeyOrder {
@@ -65,55 +45,194 @@ interface KeyOrder {
   readonly nextTexts: readonly string[];
 }
 
-class FastWriter {
+/**
+ * A container being written: an array by index, or a record by its keys in canonical order. Frames are
+ * kept by depth and reused, so a value of many small objects does not allocate one for each.
+ */
+interface Frame {
+  container: object;
+  /** How its parent reached it: an index, or a key; undefined for the root. */
+  step: string | number | undefined;
+  items: readonly unknown[] | undefined;
+  record: Record<string, unknown> | undefined;
+  order: KeyOrder | undefined;
+  /** The next child to write. */
+  next: number;
+  /** Whether a child was written yet (a record leaves out undefined values). */
+  wrote: boolean;
+}
+
+/**
+ * One writer, iterative: a stack of containers instead of the call stack, so arguments nested deeper
+ * than the call stack allows still get a key instead of a `RangeError`; strings of no escapes written as
+ * they are, and the key order of objects of one shape worked out once per depth, so that large arguments
+ * cost a few times `JSON.stringify`, not ten.
+ */
+class CanonicalWriter {
+  /** Frames by depth; those from `depth` on are free to reuse. */
+  private readonly frames: Frame[] = [];
+  private depth = 0;
   /** By depth: objects in one array mostly share their keys, so their order is worked out once. */
   private readonly lastOrder: Array<KeyOrder | undefined> = [];
+  /** The containers on the stack, kept only while it is at least CYCLE_CHECK_DEPTH deep. */
+  private ancestors: Set<object> | undefined;
+  private rootPath = 'value';
 
-  /** `text` with the value's canonical text appended. */
-  write(value: unknown, depth: number, text: string): string {
+  write(value: unknown, rootPath: string): string {
+    this.rootPath = rootPath;
+    let text = '';
+    let current = value;
+    let step: string | number | undefined;
+    for (;;) {
+      // Write `current`, the child `step` of the top frame (or the root).
+      if (typeof current === 'object' && current !== null) {
+        const opened = this.open(current, step);
+        if (opened === undefined) text += this.leafObjectText(current, step);
+        else text += opened;
+      } else {
+        text += this.primitiveText(current, step);
+      }
+      // Then the next child of the innermost container that has one, closing those that are done.
+      for (;;) {
+        if (this.depth === 0) return text;
+        const frame = this.frames[this.depth - 1]!;
+        let found = false;
+        if (frame.items !== undefined) {
+          const { items } = frame;
+          while (frame.next < items.length) {
+            const index = frame.next++;
+            const item = items[index];
+            if (index > 0) text += ',';
+            // Plain values are written here, without a turn of the outer loop: most children are.
+            if (typeof item !== 'object' || item === null) {
+              text += this.primitiveText(item, index);
+              continue;
+            }
+            step = index;
+            current = item;
+            found = true;
+            break;
+          }
+          if (!found) text += ']';
+        } else {
+          const { sorted, firstTexts, nextTexts } = frame.order!;
+          const record = frame.record!;
+          while (frame.next < sorted.length) {
+            const index = frame.next++;
+            const key = sorted[index]!;
+            const item = record[key];
+            // An undefined property and an absent one reach the activity identically through JSON.
+            if (item === undefined) continue;
+            text += (frame.wrote ? nextTexts : firstTexts)[index]!;
+            frame.wrote = true;
+            if (typeof item !== 'object' || item === null) {
+              text += this.primitiveText(item, key);
+              continue;
+            }
+            step = key;
+            current = item;
+            found = true;
+            break;
+          }
+          if (!found) text += '}';
+        }
+        if (found) break;
+        this.close();
+      }
+    }
+  }
+
+  private primitiveText(value: unknown, step: string | number | undefined): string {
     switch (typeof value) {
       case 'string':
-        return text + (NO_ESCAPES.test(value) ? `"${value}"` : JSON.stringify(value));
-      case 'number':
-        if (!Number.isFinite(value)) throw GIVE_UP;
-        // JSON.stringify writes a finite number as String() does; -0 is 0, as in the careful writer.
-        return text + (value === 0 ? '0' : `${value}`);
+        return NO_ESCAPES.test(value) ? `"${value}"` : JSON.stringify(value);
       case 'boolean':
-        return text + (value ? 'true' : 'false');
+        return value ? 'true' : 'false';
+      case 'number':
+        if (!Number.isFinite(value)) throw this.invalid(step, `${value} is not a finite number and has no stable form`);
+        // -0 and 0 arrive as the same JSON number at the activity, so they are one value. A finite number's
+        // text is String()'s, as JSON.stringify writes it.
+        return value === 0 ? '0' : `${value}`;
       case 'undefined':
-        return text + '{"$undefined":true}';
-      case 'object':
-        if (value === null) return text + 'null';
-        if (depth >= FAST_MAX_DEPTH) throw GIVE_UP;
-        if (Array.isArray(value)) return this.writeArray(value, depth, text);
-        if (isPlainObject(value)) return this.writeRecord(value as Record<string, unknown>, depth, text);
-        if (isBytes(value)) return text + bytesText(value);
-        if (isDate(value) && !Number.isNaN(value.getTime())) return text + dateText(value);
-        throw GIVE_UP;
+        return '{"$undefined":true}';
+      case 'bigint':
+        throw this.invalid(step, 'a BigInt cannot be carried by the JSON payload converter; pass it as a string');
+      case 'symbol':
+        throw this.invalid(step, 'a symbol has no serializable value');
+      case 'function':
+        throw this.invalid(step, 'a function has no serializable value');
       default:
-        throw GIVE_UP;
+        // null
+        return 'null';
     }
   }
 
-  private writeArray(items: readonly unknown[], depth: number, text: string): string {
-    if (items.length === 0) return text + '[]';
-    text = this.write(items[0], depth + 1, text + '[');
-    for (let index = 1; index < items.length; index++) text = this.write(items[index], depth + 1, text + ',');
-    return text + ']';
+  /** Bytes and dates, written whole; anything else that is not plain data is refused. */
+  private leafObjectText(value: object, step: string | number | undefined): string {
+    if (isBytes(value)) return bytesText(value);
+    if (isDate(value)) {
+      if (Number.isNaN(value.getTime())) throw this.invalid(step, 'an invalid Date has no stable form');
+      return dateText(value);
+    }
+    const name = (value as { constructor?: { name?: string } }).constructor?.name ?? 'unknown';
+    throw this.invalid(
+      step,
+      `an instance of ${name} is not plain data and the payload converter would not carry it faithfully; pass a plain object`,
+    );
   }
 
-  private writeRecord(record: Record<string, unknown>, depth: number, text: string): string {
-    const order = this.orderOf(Object.keys(record), depth);
-    const { sorted } = order;
-    let texts = order.firstTexts;
-    text += '{';
-    for (let index = 0; index < sorted.length; index++) {
-      const item = record[sorted[index]!];
-      if (item === undefined) continue;
-      text = this.write(item, depth + 1, text + texts[index]!);
-      texts = order.nextTexts;
+  /** Pushes an array or a plain record and returns its opening text; undefined for any other object. */
+  private open(value: object, step: string | number | undefined): string | undefined {
+    // An array is its elements, whatever its prototype (a subclass's, another realm's); an index loop,
+    // because a hole must count as undefined, as JSON carries it.
+    const isArray = Array.isArray(value);
+    if (!isArray && !isPlainObject(value)) return undefined;
+    const depth = this.depth;
+    const items = isArray ? (value as unknown[]) : undefined;
+    const record = isArray ? undefined : (value as Record<string, unknown>);
+    const order = isArray ? undefined : this.orderOf(Object.keys(value), depth);
+    const frame = this.frames[depth];
+    if (frame === undefined) this.frames.push({ container: value, step, items, record, order, next: 0, wrote: false });
+    else {
+      frame.container = value;
+      frame.step = step;
+      frame.items = items;
+      frame.record = record;
+      frame.order = order;
+      frame.next = 0;
+      frame.wrote = false;
     }
-    return text + '}';
+    this.depth++;
+    if (this.depth === CYCLE_CHECK_DEPTH) this.checkAncestors();
+    else if (this.ancestors !== undefined) {
+      if (this.ancestors.has(value)) throw this.cycleAt(this.depth - 1);
+      this.ancestors.add(value);
+    }
+    return isArray ? '[' : '{';
+  }
+
+  private close(): void {
+    const frame = this.frames[--this.depth]!;
+    if (this.ancestors === undefined) return;
+    if (this.depth < CYCLE_CHECK_DEPTH) this.ancestors = undefined;
+    else this.ancestors.delete(frame.container);
+  }
+
+  /** At CYCLE_CHECK_DEPTH: the first container on the way down that repeats one above it, if any. */
+  private checkAncestors(): void {
+    const seen = new Set<object>();
+    for (let index = 0; index < this.depth; index++) {
+      const { container } = this.frames[index]!;
+      if (seen.has(container)) throw this.cycleAt(index);
+      seen.add(container);
+    }
+    this.ancestors = seen;
+  }
+
+  private cycleAt(index: number): InvalidKeyInputError {
+    this.depth = index;
+    const { step } = this.frames[index]!;
+    return this.invalid(step, 'the value contains a cycle (it refers back to one of its own parents)');
   }
 
   private orderOf(keys: readonly string[], depth: number): KeyOrder {
@@ -121,10 +240,38 @@ class FastWriter {
     if (last && sameKeys(last.keys, keys)) return last;
     const sorted = sortedKeys([...keys]);
     const firstTexts = sorted.map((key) => `${keyText(key)}:`);
-    const order = { keys, sorted, firstTexts, nextTexts: firstTexts.map((keyText) => `,${keyText}`) };
+    const order = { keys, sorted, firstTexts, nextTexts: firstTexts.map((text) => `,${text}`) };
     this.lastOrder[depth] = order;
     return order;
   }
+
+  /**
+   * The error for the child `step` of the top frame (the root, with the stack empty), its path as code
+   * names it: `args[1].to`. A key that is not an identifier (`"+4915112345678"`) is data rather than a
+   * field name, and the path goes into messages, history and logs: it is shown by its place among its
+   * object's keys in canonical order, undefined values left out, instead: `args[0][key #2]`.
+   */
+  private invalid(step: string | number | undefined, reason: string): InvalidKeyInputError {
+    let text = this.rootPath;
+    const steps: Array<{ readonly step: string | number; readonly parent: Frame }> = [];
+    for (let index = 1; index < this.depth; index++) steps.push({ step: this.frames[index]!.step!, parent: this.frames[index - 1]! });
+    if (step !== undefined && this.depth > 0) steps.push({ step, parent: this.frames[this.depth - 1]! });
+    for (const { step: each, parent } of steps) {
+      if (typeof each === 'number') text += `[${each}]`;
+      else text += IDENTIFIER.test(each) ? `.${each}` : `[key #${keyPosition(parent, each)}]`;
+    }
+    return new InvalidKeyInputError(text, reason);
+  }
+}
+
+/** The place (from 1) of `key` among the record's keys with a value, in canonical order. */
+function keyPosition(frame: Frame, key: string): number {
+  let position = 0;
+  for (const each of frame.order!.sorted) {
+    if (frame.record![each] !== undefined) position++;
+    if (each === key) return position;
+  }
+  return position;
 }
 
 function sameKeys(a: readonly string[], b: readonly string[]): boolean {
@@ -154,115 +301,6 @@ const PLAIN_KEY = /^[A-Za-z0-9_\-]*$/;
 function keyText(key: string): string {
   if (PLAIN_KEY.test(key)) return `"${key}"`;
   return JSON.stringify(key.startsWith('$') ? `$${key}` : key);
-}
-
-/** Where a value sits, built only when an error needs to name it. */
-interface Path {
-  readonly parent: Path | string;
-  readonly step: string | number;
-  /** For an object key: its place (from 1) among the object's keys in canonical order. */
-  readonly position?: number;
-}
-
-interface PendingValue {
-  readonly value: unknown;
-  readonly path: Path | string;
-}
-
-/** Marks where a container's children end, so it stops counting as an ancestor (cycle detection). */
-interface Leave {
-  readonly leave: object;
-}
-
-/** Literal text, a value still to write, or the end of a container. */
-type Work = string | PendingValue | Leave;
-
-class CanonicalWriter {
-  private readonly out: string[] = [];
-  private readonly work: Work[] = [];
-  private readonly ancestors = new Set<object>();
-
-  write(value: unknown, rootPath: string): string {
-    this.work.push({ value, path: rootPath });
-    for (let item = this.work.pop(); item !== undefined; item = this.work.pop()) {
-      if (typeof item === 'string') this.out.push(item);
-      else if ('leave' in item) this.ancestors.delete(item.leave);
-      else this.writeValue(item.value, item.path);
-    }
-    return this.out.join('');
-  }
-
-  private writeValue(value: unknown, path: Path | string): void {
-    switch (typeof value) {
-      case 'string':
-        return void this.out.push(JSON.stringify(value));
-      case 'boolean':
-        return void this.out.push(value ? 'true' : 'false');
-      case 'number':
-        if (!Number.isFinite(value)) {
-          throw invalid(path, `${value} is not a finite number and has no stable form`);
-        }
-        // -0 and 0 arrive as the same JSON number at the activity, so they are one value.
-        return void this.out.push(value === 0 ? '0' : JSON.stringify(value));
-      case 'undefined':
-        return void this.out.push('{"$undefined":true}');
-      case 'bigint':
-        throw invalid(path, 'a BigInt cannot be carried by the JSON payload converter; pass it as a string');
-      case 'symbol':
-        throw invalid(path, 'a symbol has no serializable value');
-      case 'function':
-        throw invalid(path, 'a function has no serializable value');
-      case 'object':
-        return value === null ? void this.out.push('null') : this.writeObject(value, path);
-      default:
-        throw invalid(path, `values of type ${typeof value} are not supported`);
-    }
-  }
-
-  private writeObject(value: object, path: Path | string): void {
-    if (this.ancestors.has(value)) {
-      throw invalid(path, 'the value contains a cycle (it refers back to one of its own parents)');
-    }
-    // An array is its elements, whatever its prototype (a subclass's, another realm's), as the fast writer has it.
-    if (Array.isArray(value)) return this.openArray(value, path);
-    if (isBytes(value)) return void this.out.push(bytesText(value));
-    if (isDate(value)) {
-      if (Number.isNaN(value.getTime())) throw invalid(path, 'an invalid Date has no stable form');
-      return void this.out.push(dateText(value));
-    }
-    if (!isPlainObject(value)) {
-      const name = (value as { constructor?: { name?: string } }).constructor?.name ?? 'unknown';
-      throw invalid(
-        path,
-        `an instance of ${name} is not plain data and the payload converter would not carry it faithfully; pass a plain object`,
-      );
-    }
-    this.openRecord(value as Record<string, unknown>, path);
-  }
-
-  /** Queues the elements; an index loop, because a hole must count as undefined, as JSON carries it. */
-  private openArray(items: readonly unknown[], path: Path | string): void {
-    this.ancestors.add(items);
-    this.out.push('[');
-    this.work.push(']', { leave: items });
-    for (let index = items.length - 1; index >= 0; index--) {
-      this.work.push({ value: items[index], path: { parent: path, step: index } });
-      if (index > 0) this.work.push(',');
-    }
-  }
-
-  private openRecord(record: Record<string, unknown>, path: Path | string): void {
-    // An undefined property and an absent one reach the activity identically through JSON.
-    const keys = sortedKeys(Object.keys(record).filter((key) => record[key] !== undefined));
-    this.ancestors.add(record);
-    this.out.push('{');
-    this.work.push('}', { leave: record });
-    for (let index = keys.length - 1; index >= 0; index--) {
-      const key = keys[index]!;
-      this.work.push({ value: record[key], path: { parent: path, step: key, position: index + 1 } });
-      this.work.push(`${index > 0 ? ',' : ''}${keyText(key)}:`);
-    }
-  }
 }
 
 /**
@@ -325,26 +363,4 @@ function hasInternalData(value: object): boolean {
   );
 }
 
-function invalid(path: Path | string, reason: string): InvalidKeyInputError {
-  return new InvalidKeyInputError(pathText(path), reason);
-}
-
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-
-/**
- * The path as code names it: `args[1].to`. A key that is not an identifier (`"+4915112345678"`) is
- * data rather than a field name, and the path goes into messages, history and logs: it is shown
- * by its position among its object's keys instead, `args[0][key #2]`.
- */
-function pathText(path: Path | string): string {
-  const steps: Array<Path> = [];
-  let node: Path | string = path;
-  for (; typeof node !== 'string'; node = node.parent) steps.push(node);
-  let text = node;
-  for (let index = steps.length - 1; index >= 0; index--) {
-    const { step } = steps[index]!;
-    if (typeof step === 'number') text += `[${step}]`;
-    else text += IDENTIFIER.test(step) ? `.${step}` : `[key #${steps[index]!.position ?? '?'}]`;
-  }
-  return text;
-}

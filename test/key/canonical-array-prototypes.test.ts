@@ -12,7 +12,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { InvalidKeyInputError } from '../../src/key/errors.js';
-import { canonicalize, canonicalizeCarefully } from '../../src/key/canonical.js';
+import { canonicalize } from '../../src/key/canonical.js';
+import { canonicalizeCarefully } from '../support/canonical-oracle.js';
 
 function outcome(write: () => string): string {
   try {

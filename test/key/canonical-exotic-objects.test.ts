@@ -15,7 +15,8 @@
  * such a value can reach it: no payload converter produces one).
  */
 import { describe, expect, it } from 'vitest';
-import { canonicalize, canonicalizeCarefully } from '../../src/key/canonical.js';
+import { canonicalize } from '../../src/key/canonical.js';
+import { canonicalizeCarefully } from '../support/canonical-oracle.js';
 
 function textOrError(write: () => string): string {
   try {
