@@ -220,7 +220,7 @@ describe('options: IdempotencyConfigError naming the option, when the worker is 
   });
 });
 
-/** A ClaimStore without the optional ledger: only the required methods, bound to a real store. */
+/** A ClaimStore with none of the optional capabilities (no ledger): only the required methods, bound to a real store. */
 function storeMethods(real: PostgresClaimStore): ClaimStore {
   return {
     keySalt: real.keySalt.bind(real),
@@ -231,6 +231,10 @@ function storeMethods(real: PostgresClaimStore): ClaimStore {
     takeOver: real.takeOver.bind(real),
     renewLeases: real.renewLeases.bind(real),
     watch: real.watch.bind(real),
+    get: real.get.bind(real),
+    handBack: real.handBack.bind(real),
     addWaiter: real.addWaiter.bind(real),
+    waitersToTell: real.waitersToTell.bind(real),
+    waitersTold: real.waitersTold.bind(real),
   };
 }

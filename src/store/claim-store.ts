@@ -155,9 +155,9 @@ export interface ClaimStore {
    * Gives a claim the caller took over (to ask the vendor) back as the orphan it was: the orphan's
    * token, attempt, worker, times and workflow, its outcome `unknown` with `note`. For an attempt
    * whose question was cut short: it called nothing, so the claim must go on naming the call that
-   * was made. False when the claim is no longer the caller's. A store without it marks it unknown.
+   * was made. False when the claim is no longer the caller's.
    */
-  handBack?(taken: Claim, orphan: Claim, note: OutcomeNote): Promise<boolean>;
+  handBack(taken: Claim, orphan: Claim, note: OutcomeNote): Promise<boolean>;
   /**
    * Records that a workflow was refused on `waiter.key`, so an operator's decision reaches it, and
    * flags the claim so that whoever records its outcome later learns someone waits. Resolves with the
@@ -165,13 +165,13 @@ export interface ClaimStore {
    */
   addWaiter(waiter: Waiter): Promise<WaiterNoted>;
   /** The claim on `key` as it is now (null: none): to learn whether a write whose answer was lost took effect. */
-  get?(key: string): Promise<Claim | null>;
+  get(key: string): Promise<Claim | null>;
   /**
    * After `complete` recorded, or `release` deleted, the caller's claim: the workflows refused on its
    * key that were not told of an outcome since, for the caller to tell them. Empty at once when nobody
    * was refused on it.
    */
-  waitersToTell?(claim: HeldClaim): Promise<readonly Waiter[]>;
+  waitersToTell(claim: HeldClaim): Promise<readonly Waiter[]>;
   /**
    * Calls `listener` when the store deletes a claim of its own that its caller was told failed (the
    * insert's answer was lost, so nothing ran) after someone was flagged as waiting on it: they were
@@ -179,7 +179,8 @@ export interface ClaimStore {
    */
   onGhostReleased?(listener: (ghost: HeldClaim) => void): () => void;
   /** Notes that these waiters of `key` were told its outcome (or are closed): `prune` counts from now. */
-  waitersTold?(key: string, waiters: readonly Pick<Waiter, 'namespace' | 'workflowId'>[]): Promise<void>;
+  waitersTold(key: string, waiters: readonly Pick<Waiter, 'namespace' | 'workflowId'>[]): Promise<void>;
+  // What follows is optional: each is a capability some stores have, never a step of the protocol.
   /** The audit ledger kept beside the claims, when this store has one. */
   auditLedger?(): AuditLedger;
   /** Releases what the store holds of its own (connections it opened); the pool it was given stays open. */

@@ -100,8 +100,7 @@ export class CallSettlement {
   /** The outcome stays unknown (a reconciler could not tell): keep the claim so, and return the refusal. */
   async refuse(why: { summary: string; detail: string }, about?: Claim): Promise<unknown> {
     this.settling = true;
-    const { store } = this.deps.options;
-    if (!about || !store.handBack) return this.keepUnknown(why);
+    if (!about) return this.keepUnknown(why);
     // The claim goes back to naming the call it is about (this attempt asked, it did not call), and the refusal names it too.
     await this.handBack(about, why, 0);
     await this.noteWaiter();
@@ -116,7 +115,6 @@ export class CallSettlement {
    */
   async interrupted(orphan: Claim, why: { summary: string; detail: string }, rounds: number, error: unknown): Promise<unknown> {
     this.settling = true;
-    if (!this.deps.options.store.handBack) return this.keepUnknown(why, error);
     await this.handBack(orphan, why, rounds);
     return error;
   }
@@ -125,7 +123,7 @@ export class CallSettlement {
   private async handBack(orphan: Claim, why: { summary: string; detail: string }, rounds: number): Promise<void> {
     const { store } = this.deps.options;
     const note: OutcomeNote = { summary: why.summary, detail: await this.deps.codec.encode({ note: why.detail, unfinishedReconciles: rounds }).catch(() => null) };
-    const handedBack = await retryFor(this.deps.options.recordRetryMs, () => store.handBack!(this.claim, orphan, note)).catch(
+    const handedBack = await retryFor(this.deps.options.recordRetryMs, () => store.handBack(this.claim, orphan, note)).catch(
       (storeError: unknown) => void this.warnClaimKept('give the claim back', storeError),
     );
     if (handedBack === false) this.warnClaimChanged('give it back');
@@ -176,8 +174,8 @@ export class CallSettlement {
       let tries = 0;
       const done = await retryFor(budgetMs, () => (tries++, settle(store)), keepAlive);
       // In the background, the attempt's own tries came first, and one may have taken effect unanswered.
-      if (done || (tries < 2 && !inBackground) || !store.get) return done;
-      const now = await retryFor(budgetMs, () => store.get!(this.claim.key), keepAlive);
+      if (done || (tries < 2 && !inBackground) ) return done;
+      const now = await retryFor(budgetMs, () => store.get(this.claim.key), keepAlive);
       return (now === null || now.token === this.claim.token) && tookEffect(now);
     };
     let done: boolean;

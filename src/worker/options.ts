@@ -156,7 +156,25 @@ export interface ResolvedOptions {
 const MIN_LEASE_MS = 1_000;
 
 /** What every ClaimStore must do; the rest of its methods are optional. */
-const REQUIRED_STORE_METHODS = ['keySalt', 'begin', 'renewLeases', 'watch', 'complete', 'release', 'markUnknown', 'takeOver', 'addWaiter'] as const;
+/** The methods of ClaimStore that are not optional; the type below fails to compile when one is left out. */
+type RequiredStoreMethod = { [Name in keyof ClaimStore]-?: object extends Pick<ClaimStore, Name> ? never : Name }[keyof ClaimStore];
+const REQUIRED_STORE_METHODS = [
+  'keySalt',
+  'begin',
+  'renewLeases',
+  'watch',
+  'get',
+  'complete',
+  'release',
+  'markUnknown',
+  'takeOver',
+  'handBack',
+  'addWaiter',
+  'waitersToTell',
+  'waitersTold',
+] as const satisfies readonly RequiredStoreMethod[];
+const everyRequiredStoreMethodIsChecked: Exclude<RequiredStoreMethod, (typeof REQUIRED_STORE_METHODS)[number]> extends never ? true : never = true;
+void everyRequiredStoreMethodIsChecked;
 
 const ACTIVITY_OPTION_NAMES = new Set(['scope', 'keyArgs', 'key', 'isAmbiguous', 'vendorDedup', 'reconcile', 'recordArguments']);
 

@@ -52,7 +52,6 @@ export async function tellWaitersInNamespaces(
   claim: HeldClaim,
   outcome: OperatorDecision['decision'],
 ): Promise<void> {
-  if (!store.waitersToTell) return;
   let waiters: readonly Waiter[];
   try {
     waiters = await store.waitersToTell(claim);
@@ -94,7 +93,7 @@ async function signalWaiters(
       else leftForOperator(teller, claim, outcome, `signalling workflow ${waiter.workflowId} failed (${errorMessage(error)})`);
     }
   }
-  await store.waitersTold?.(claim.key, told).catch((error: unknown) =>
+  await store.waitersTold(claim.key, told).catch((error: unknown) =>
     teller.log.warn('Idempotency: could not note the waiters told of the outcome; `resume` would tell them again', {
       idempotencyKey: claim.key,
       error: errorMessage(error),

@@ -175,6 +175,12 @@ describe('configuration mistakes, caught when the worker is configured', () => {
     ['no store', {}, /option store: a ClaimStore is required/],
     // Found in review: a store without keySalt was accepted, and every call then failed retryably, for ever.
     ['a store without keySalt', { store: { ...storeMethodsOf(store), keySalt: undefined } }, /option store: the ClaimStore given has no keySalt: every store must/],
+    // Without them a refused workflow would never hear of the outcome, nor a lost record be told from a lost claim.
+    [
+      'a store without the waiter and settling reads',
+      { store: { ...storeMethodsOf(store), waitersToTell: undefined, waitersTold: undefined, get: undefined, handBack: undefined } },
+      /option store: the ClaimStore given has no get, handBack, waitersToTell, waitersTold: every store must/,
+    ],
     ['an unknown scope', { store, scope: 'global' }, /option scope: "global" is not a scope; use one of workflow, run, call/],
     ['an unknown per-activity setting', { store, activities: { chargeCard: { scopes: 'run' } } }, /option activities\.chargeCard\.scopes: unknown setting/],
     ['per-activity settings that are not an object', { store, activities: { chargeCard: true } }, /option activities\.chargeCard: expected an object/],
