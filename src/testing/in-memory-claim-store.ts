@@ -50,6 +50,8 @@ interface Row {
   deadlineAt: number | null;
   readonly callArguments: PayloadJson | null;
   audited: boolean;
+  /** Someone was refused on this claim: whoever settles it tells them (`waitersToTell`). */
+  awaited: boolean;
 }
 
 export class InMemoryClaimStore implements ClaimStore {
@@ -60,6 +62,8 @@ export class InMemoryClaimStore implements ClaimStore {
   private readonly waiting = new Map<string, Waiter & { refusedAt: number; toldAt: number | null }>();
   /** Who follows each key's outcome. */
   private readonly followers = new Map<string, Set<() => void>>();
+  /** Tokens of claims settled while someone was refused on them, until their settler asks `waitersToTell`. */
+  private readonly awaitedSettlements = new Set<string>();
   private ledger: InMemoryAuditLedger | undefined;
   private readonly salt: KeySalt;
 
@@ -109,6 +113,7 @@ export class InMemoryClaimStore implements ClaimStore {
       deadlineAt: request.deadlineMs === null ? null : now + request.deadlineMs,
       callArguments: request.arguments ? payloadToJson(request.arguments) : null,
       audited: request.audited ?? false,
+      awaited: false,
     };
     this.rows.set(row.key, row);
     // As Postgres answers an insert: the owner has just taken its lease.
@@ -135,6 +140,7 @@ export class InMemoryClaimStore implements ClaimStore {
 
   async complete(claim: Claim, result: Payload): Promise<boolean> {
     return this.settle(claim, (row, now) => {
+      this.noteAwaitedSettlement(row);
       row.state = 'completed';
       row.result = payloadToJson(result);
       // As signed: a record's detail is its result; a note's detail (a taker's question) ends with it.
@@ -144,7 +150,10 @@ export class InMemoryClaimStore implements ClaimStore {
   }
 
   async release(claim: Claim): Promise<boolean> {
-    return this.settle(claim, (row) => void this.rows.delete(row.key));
+    return this.settle(claim, (row) => {
+      this.noteAwaitedSettlement(row);
+      this.rows.delete(row.key);
+    });
   }
 
   async markUnknown(claim: Claim, note: OutcomeNote): Promise<boolean> {
@@ -252,14 +261,18 @@ export class InMemoryClaimStore implements ClaimStore {
   async addWaiter(waiter: Waiter): Promise<WaiterNoted> {
     const { key, namespace, workflowId, runId, activityType } = waiter;
     const id = `${key}\u0000${namespace}\u0000${workflowId}`;
-    const claimState = this.rows.get(key)?.state ?? null;
+    const row = this.rows.get(key);
+    const claimState = row?.state ?? null;
+    if (row) row.awaited = true;
     // A claim completed or gone meanwhile: the refused call has its answer (or a free key), and nobody waits.
     if (claimState === null || claimState === 'completed') return { claimState };
     this.waiting.set(id, { key, namespace, workflowId, runId, activityType, refusedAt: this.clock.now(), toldAt: this.waiting.get(id)?.toldAt ?? null });
     return { claimState };
   }
 
+  /** As Postgres answers: once, to the settler of a claim someone was refused on; nothing to anyone else. */
   async waitersToTell(claim: HeldClaim): Promise<readonly Waiter[]> {
+    if (!this.awaitedSettlements.delete(claim.token)) return [];
     return [...this.waiting.values()]
       .filter((waiter) => waiter.key === claim.key && (waiter.toldAt === null || waiter.toldAt < waiter.refusedAt))
       .sort((a, b) => a.refusedAt - b.refusedAt)
@@ -288,6 +301,10 @@ export class InMemoryClaimStore implements ClaimStore {
 
   /** Nothing to release: the store holds no connection. Its claims stay. */
   async close(): Promise<void> {}
+
+  private noteAwaitedSettlement(row: Row): void {
+    if (row.awaited) this.awaitedSettlements.add(row.token);
+  }
 
   /** Changes the caller's own claim, if it still holds it and it has no outcome yet, and wakes whoever waits on it. */
   private settle(claim: Claim, change: (row: Row, now: number) => void): boolean {

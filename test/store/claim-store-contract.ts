@@ -398,15 +398,27 @@ export function describeClaimStoreContract(name: string, subject: () => StoreUnd
       await store().addWaiter(waiter('wf-a'));
       await store().addWaiter(waiter('wf-b'));
       expect(await store().complete(held, payload({ id: 'ch_1' }))).toBe(true);
-      expect(await store().waitersToTell!(held)).toEqual([waiter('wf-a'), waiter('wf-b')]);
-      await store().waitersTold!(claim.key, [waiter('wf-a'), waiter('wf-b')]);
-      expect(await store().waitersToTell!(held)).toEqual([]);
+      expect(await store().waitersToTell(held)).toEqual([waiter('wf-a'), waiter('wf-b')]);
+      await store().waitersTold(claim.key, [waiter('wf-a'), waiter('wf-b')]);
+      expect(await store().waitersToTell(held)).toEqual([]);
+    });
+
+    it('gives the workflows to tell only to whoever settled the claim: not before, and not to a token that settled nothing', async () => {
+      const claim = request();
+      const { claim: held } = await store().begin(claim, LEASE_MS);
+      await store().addWaiter({ key: claim.key, namespace: 'default', workflowId: 'wf-a', runId: 'run-1', activityType: 'chargeCard' });
+      expect(await store().waitersToTell(held)).toEqual([]);
+      const someoneElse = randomUUID();
+      expect(await store().complete({ ...held, token: someoneElse }, payload({ id: 'ch_3' }))).toBe(false);
+      expect(await store().waitersToTell({ key: claim.key, token: someoneElse })).toEqual([]);
+      expect(await store().complete(held, payload({ id: 'ch_3' }))).toBe(true);
+      expect((await store().waitersToTell(held)).map((waiter) => waiter.workflowId)).toEqual(['wf-a']);
     });
 
     it('gives the recorder of an outcome nobody was refused on no one to tell', async () => {
       const { claim: held } = await store().begin(request(), LEASE_MS);
       expect(await store().complete(held, payload({ id: 'ch_2' }))).toBe(true);
-      expect(await store().waitersToTell!(held)).toEqual([]);
+      expect(await store().waitersToTell(held)).toEqual([]);
     });
   });
 }

@@ -324,14 +324,16 @@ describe('decisions reach every waiter', () => {
     expect(rows).toEqual([{ signalled_at: expect.any(Date) }]);
   });
 
-  it('lets `resume` continue a workflow whose refused key completed afterwards, when the owner\'s store cannot say who waits', async () => {
+  it('lets `resume` continue a workflow whose refused key completed afterwards, when the owner\'s store cannot read who waits', async () => {
     const taskQueue = uniqueName('tq');
     const paused = new Set<string>();
     const store: ClaimStore = Object.assign(Object.create(schema.store) as ClaimStore, {
       renewLeases: (claims: Parameters<ClaimStore['renewLeases']>[0], leaseMs: number) =>
         schema.store.renewLeases(claims.filter((claim) => !paused.has(claim.token)), leaseMs),
-      // A store written for 0.1: it records outcomes, but cannot say who was refused meanwhile.
-      waitersToTell: undefined,
+      // It records the outcome, then cannot read who was refused meanwhile (its connection dropped).
+      waitersToTell: async () => {
+        throw Object.assign(new Error('Connection terminated unexpectedly'), { code: '57P01' });
+      },
     });
     let wake: (() => void) | undefined;
     let bodies = 0;
