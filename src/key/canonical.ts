@@ -30,11 +30,12 @@ export function canonicalTree(value: unknown, rootPath = 'value'): Canonical {
 }
 
 /**
- * From this depth on, each container is checked against its ancestors. A cycle nests without end, so
- * it always gets this deep; above it, no check is paid for. The check then finds the first container
- * that repeats an ancestor on the way down: where the cycle closed, and the path the error names.
+ * Each container is checked against its ancestors as it opens, so a cycle is refused where it first
+ * closes (following it further would write every sibling before it again at each turn: a worker out of
+ * memory). Above this depth the ancestors are compared one by one (a few, for most arguments: cheaper
+ * than a set); from it on, they are kept in a set.
  */
-const CYCLE_CHECK_DEPTH = 500;
+const ANCESTOR_SET_DEPTH = 32;
 
 /** An object's keys in canonical order, with their text, for the last object of that shape at a depth. */
 interface KeyOrder {
@@ -74,12 +75,25 @@ class CanonicalWriter {
   private depth = 0;
   /** By depth: objects in one array mostly share their keys, so their order is worked out once. */
   private readonly lastOrder: Array<KeyOrder | undefined> = [];
-  /** The containers on the stack, kept only while it is at least CYCLE_CHECK_DEPTH deep. */
+  /** The containers on the stack, kept only while it is at least ANCESTOR_SET_DEPTH deep. */
   private ancestors: Set<object> | undefined;
   private rootPath = 'value';
 
   write(value: unknown, rootPath: string): string {
     this.rootPath = rootPath;
+    try {
+      return this.writeAll(value);
+    } catch (error) {
+      if (error instanceof InvalidKeyInputError) throw error;
+      // Only a keyArgs or key() can hand over a value that throws when read (a getter, a proxy), or one
+      // whose text outgrows a string: still a bad input, named where it was being read.
+      const name = error instanceof Error ? error.name : typeof error;
+      const message = error instanceof Error ? error.message : String(error);
+      throw this.invalid(undefined, `reading it threw ${name}: ${message}`);
+    }
+  }
+
+  private writeAll(value: unknown): string {
     let text = '';
     let current = value;
     let step: string | number | undefined;
@@ -202,31 +216,22 @@ class CanonicalWriter {
       frame.next = 0;
       frame.wrote = false;
     }
-    this.depth++;
-    if (this.depth === CYCLE_CHECK_DEPTH) this.checkAncestors();
-    else if (this.ancestors !== undefined) {
-      if (this.ancestors.has(value)) throw this.cycleAt(this.depth - 1);
+    if (this.ancestors !== undefined) {
+      if (this.ancestors.has(value)) throw this.cycleAt(depth);
       this.ancestors.add(value);
+    } else {
+      for (let index = 0; index < depth; index++) if (this.frames[index]!.container === value) throw this.cycleAt(depth);
+      if (depth + 1 === ANCESTOR_SET_DEPTH) this.ancestors = new Set(this.frames.slice(0, depth + 1).map((each) => each.container));
     }
+    this.depth++;
     return isArray ? '[' : '{';
   }
 
   private close(): void {
     const frame = this.frames[--this.depth]!;
     if (this.ancestors === undefined) return;
-    if (this.depth < CYCLE_CHECK_DEPTH) this.ancestors = undefined;
+    if (this.depth < ANCESTOR_SET_DEPTH) this.ancestors = undefined;
     else this.ancestors.delete(frame.container);
-  }
-
-  /** At CYCLE_CHECK_DEPTH: the first container on the way down that repeats one above it, if any. */
-  private checkAncestors(): void {
-    const seen = new Set<object>();
-    for (let index = 0; index < this.depth; index++) {
-      const { container } = this.frames[index]!;
-      if (seen.has(container)) throw this.cycleAt(index);
-      seen.add(container);
-    }
-    this.ancestors = seen;
   }
 
   private cycleAt(index: number): InvalidKeyInputError {

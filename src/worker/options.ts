@@ -182,7 +182,7 @@ export function resolveOptions<Activities extends object>(options: IdempotencyOp
   if (options == null || typeof options !== 'object') {
     throw new IdempotencyConfigError('options', 'pass an object such as { store: new PostgresClaimStore({ pool }) }.');
   }
-  if (options.store == null || typeof options.store.begin !== 'function') {
+  if (options.store == null || (typeof options.store !== 'object' && typeof options.store !== 'function')) {
     throw new IdempotencyConfigError('store', 'a ClaimStore is required, e.g. new PostgresClaimStore({ pool }).');
   }
   const missing = REQUIRED_STORE_METHODS.filter((method) => typeof (options.store as unknown as Record<string, unknown>)[method] !== 'function');

@@ -97,6 +97,26 @@ describe('canonical form', () => {
     expect((error as InvalidKeyInputError).path).toBe('args[0].lines[0].order');
     expect((error as InvalidKeyInputError).reason).toMatch(/cycle/);
   });
+
+  // A keyArgs or key() can build a cycle (JSON cannot carry one). Found where it closes, not after
+  // following it down: each turn round it rewrites every sibling before it, which ran a worker out of
+  // memory (50,000 siblings) or out of string length (one 1.1M-character sibling: a bare RangeError).
+  it('rejects a cycle where it first closes, whatever comes before it', () => {
+    const document: Record<string, unknown> = { body: 'x'.repeat(1_100_000) };
+    document['self'] = document;
+    const error = catchError(() => canonicalize(document, 'keyArgs'));
+    expect(error).toBeInstanceOf(InvalidKeyInputError);
+    expect((error as InvalidKeyInputError).path).toBe('keyArgs.self');
+  });
+
+  // Only a keyArgs or key() can hand over such a value; the error must still say where, not escape raw.
+  it('names where a value could not be read (a getter that throws), as a bad key input', () => {
+    const order = { id: 7, lines: [{ sku: 'A' }, Object.defineProperty({}, 'sku', { enumerable: true, get: () => { throw new TypeError('lazy field not loaded'); } })] };
+    const error = catchError(() => canonicalize(order, 'keyArgs'));
+    expect(error).toBeInstanceOf(InvalidKeyInputError);
+    expect((error as InvalidKeyInputError).path).toBe('keyArgs.lines[1]');
+    expect((error as InvalidKeyInputError).reason).toMatch(/reading it threw TypeError: lazy field not loaded/);
+  });
 });
 
 function catchError(fn: () => unknown): unknown {

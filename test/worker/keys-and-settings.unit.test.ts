@@ -174,6 +174,7 @@ describe('configuration mistakes, caught when the worker is configured', () => {
     ['no options', undefined, /Invalid idempotency option options: pass an object/],
     ['no store', {}, /option store: a ClaimStore is required/],
     // Found in review: a store without keySalt was accepted, and every call then failed retryably, for ever.
+    ['a store without begin', { store: { ...storeMethodsOf(store), begin: undefined } }, /option store: the ClaimStore given has no begin: every store must/],
     ['a store without keySalt', { store: { ...storeMethodsOf(store), keySalt: undefined } }, /option store: the ClaimStore given has no keySalt: every store must/],
     // Without them a refused workflow would never hear of the outcome, nor a lost record be told from a lost claim.
     [
