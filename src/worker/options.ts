@@ -182,10 +182,12 @@ export function resolveOptions<Activities extends object>(options: IdempotencyOp
   if (options == null || typeof options !== 'object') {
     throw new IdempotencyConfigError('options', 'pass an object such as { store: new PostgresClaimStore({ pool }) }.');
   }
-  if (options.store == null || (typeof options.store !== 'object' && typeof options.store !== 'function')) {
+  const missing =
+    options.store == null ? REQUIRED_STORE_METHODS : REQUIRED_STORE_METHODS.filter((method) => typeof (options.store as unknown as Record<string, unknown>)[method] !== 'function');
+  // None of them: not a store at all (a pool given in its place, say).
+  if (missing.length === REQUIRED_STORE_METHODS.length) {
     throw new IdempotencyConfigError('store', 'a ClaimStore is required, e.g. new PostgresClaimStore({ pool }).');
   }
-  const missing = REQUIRED_STORE_METHODS.filter((method) => typeof (options.store as unknown as Record<string, unknown>)[method] !== 'function');
   if (missing.length > 0) {
     throw new IdempotencyConfigError('store', `the ClaimStore given has no ${missing.join(', ')}: every store must (see ClaimStore).`);
   }
