@@ -19,7 +19,7 @@ export function baselineCycle(pool: pg.Pool, schema: string): () => Promise<void
     const { rows } = await pool.query<{ key: string; token: string }>({
       name: `bench_claim_${schema}`,
       text: statements.claim,
-      // The store's parameters for an unsigned claim: no MAC, no secret, no recorded arguments.
+      // The store's parameters for an unsigned claim: no MAC, no secret, no recorded arguments, no ledger.
       values: [
         request.key,
         randomUUID(),
@@ -36,6 +36,7 @@ export function baselineCycle(pool: pg.Pool, schema: string): () => Promise<void
         null,
         null,
         null,
+        false,
       ],
     });
     const claim = rows[0];
