@@ -64,9 +64,9 @@ export interface PostgresClaimStoreOptions extends TrustOptions {
    */
   readonly synchronousRecords?: boolean;
   /**
-   * Claims (and records) that arrive while an earlier one is still in flight go out together, in one
-   * statement and one commit, as soon as a statement returns; one that finds a statement free goes at
-   * once, alone. Default true. False sends each in a statement of its own.
+   * Claims (and records) that arrive while four statements are in flight go out together, in one
+   * statement and one commit, as soon as one returns; one that finds a slot free goes at once, alone.
+   * Default true. False sends each in a statement of its own.
    */
   readonly batchStatements?: boolean;
 }
@@ -77,11 +77,13 @@ interface CheckedSchema {
 }
 
 /**
- * Claim (and record) statements in flight at once, each carrying whatever arrived meanwhile: one, so
- * that under load a commit carries many claims instead of each its own (measured in `npm run bench`:
- * 1.15 statements per activity at 50 in flight, against 1.45 with two in flight and 2 unbatched).
+ * Claim (and record) statements in flight at once; what arrives while all are busy goes together in
+ * the next. Four: a handful of callers each go alone, as unbatched, and only more than that queue and
+ * batch. With one, eight callers queued behind a single statement and ran at 0.77-0.9x the unbatched
+ * store; with four, 0.91-1.0x at eight, and still 1.3x, 2.2x and 3.0x at 16, 32 and 64 callers
+ * (docs/measurements.md, "Statements in flight").
  */
-const STATEMENTS_IN_FLIGHT = 1;
+export const STATEMENTS_IN_FLIGHT = 4;
 /**
  * A statement in flight this long (ten times the p99 of a loaded 2-core server) no longer holds the
  * next one back: one stuck on a half-open connection delays later claims once, not until it dies.

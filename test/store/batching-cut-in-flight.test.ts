@@ -19,6 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { PostgresClaimStore } from '../../src/index.js';
+import { STATEMENTS_IN_FLIGHT } from '../../src/store/postgres-claim-store.js';
 import type { StoreLogger } from '../../src/index.js';
 import { claimRequest } from '../support/claims.js';
 import { useTestSchema } from '../support/schema.js';
@@ -45,9 +46,10 @@ describe('claims cut off while they wait inside Postgres', () => {
     const store = new PostgresClaimStore({ pool, schema: schema.name, logger: quiet });
     await store.begin(claimRequest(), LEASE_MS); // first use: checks done, worker noted
 
-    // Two committed claims that an operator's transaction is deleting (a `release`, a `prune`, a psql session):
+    // Committed claims that an operator's transaction is deleting (a `release`, a `prune`, a psql session):
     // a claim for either key waits inside Postgres until that transaction ends.
-    const held = [claimRequest(), claimRequest()];
+    // One for each statement the store sends at once, and one more for the batch queued behind them.
+    const held = Array.from({ length: STATEMENTS_IN_FLIGHT + 1 }, () => claimRequest());
     for (const request of held) await store.begin(request, LEASE_MS);
     const operator = await schema.pool.connect();
     await operator.query('BEGIN');
@@ -62,17 +64,17 @@ describe('claims cut off while they wait inside Postgres', () => {
         (begun) => ({ key: request.key, won: begun.won }),
         (error: unknown) => ({ key: request.key, failed: String(error) }),
       );
-    // Alone, at once: one that waits on the operator.
-    const alone = [outcome({ ...claimRequest(), key: held[0]!.key })];
-    // Queued meanwhile, and sent together once the first has been out 500 ms: a batch, with one key that waits.
-    const batched = [{ ...claimRequest(), key: held[1]!.key }, ...Array.from({ length: 6 }, () => claimRequest())];
+    // Alone, at once: as many as go at once, each waiting on the operator.
+    const alone = held.slice(0, STATEMENTS_IN_FLIGHT).map((request) => outcome({ ...claimRequest(), key: request.key }));
+    // Queued meanwhile, and sent together once the first have been out 500 ms: a batch, with one key that waits.
+    const batched = [{ ...claimRequest(), key: held[STATEMENTS_IN_FLIGHT]!.key }, ...Array.from({ length: 6 }, () => claimRequest())];
     const inBatch = batched.map(outcome);
     await sleep(1_000); // the batch is out, waiting on the operator's row
     proxy.dropConnections(); // the network drops this worker's connections; Postgres's backends live on
     const answers = await Promise.all([...alone, ...inBatch]);
     const failed = answers.filter((answer) => 'failed' in answer).map((answer) => answer.key);
-    // Told: nothing was claimed, retry (IdempotencyStoreUnavailable): the one that waited alone, and the batch.
-    expect(failed).toEqual(expect.arrayContaining([held[0]!.key, ...batched.map((request) => request.key)]));
+    // Told: nothing was claimed, retry (IdempotencyStoreUnavailable): those that waited alone, and the batch.
+    expect(failed).toEqual(expect.arrayContaining([...held.slice(0, STATEMENTS_IN_FLIGHT).map((request) => request.key), ...batched.map((request) => request.key)]));
     await sleep(1_000); // the store's undo by token has run, and found nothing yet to delete
 
     await operator.query('COMMIT'); // the operator's transaction ends; the cut backends go on and commit
