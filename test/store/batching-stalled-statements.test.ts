@@ -1,9 +1,9 @@
 /**
- * Found in review: natural batching lets two statements stuck on half-open connections wedge every later
+ * Found in review: natural batching lets statements stuck on half-open connections wedge every later
  * claim (and every later record) of the process, on a network that works again.
  *
- * NaturalBatch allows STATEMENTS_IN_FLIGHT = 2 per kind and sends the next statement only when
- * one of those settles. Claims and records have no statement timeout (only the lease renewal is
+ * NaturalBatch allows STATEMENTS_IN_FLIGHT per kind and sends the next statement only when one of
+ * those settles (or has been out 500 ms: the fix). Here all of them are stranded. Claims and records have no statement timeout (only the lease renewal is
  * bounded, precisely because "a renewal stuck on a half-open socket must not hold up the next
  * one"). So after a failover leaves two pooled connections half-open, the two statements sent on
  * them never settle, and every claim that arrives afterwards queues behind them, however healthy
@@ -21,6 +21,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { PostgresClaimStore } from '../../src/index.js';
+import { STATEMENTS_IN_FLIGHT } from '../../src/store/postgres-claim-store.js';
 import type { StoreLogger } from '../../src/index.js';
 import { claimRequest } from '../support/claims.js';
 import { useTestSchema } from '../support/schema.js';
@@ -51,15 +52,15 @@ async function storeBehindProxy(options: { batchStatements?: boolean } = {}) {
   pools.push(pool);
   const store = new PostgresClaimStore({ pool, schema: schema.name, logger: quiet, ...options });
   await store.begin(claimRequest(), LEASE_MS); // first use: schema check, durability check, worker noted
-  // Two idle connections in the pool, as a busy worker has.
-  await Promise.all([pool.query('SELECT pg_sleep(0.05)'), pool.query('SELECT pg_sleep(0.05)')]);
+  // Idle connections in the pool for every statement it sends at once, as a busy worker has.
+  await Promise.all(Array.from({ length: STATEMENTS_IN_FLIGHT }, () => pool.query('SELECT pg_sleep(0.05)')));
   return { proxy, pool, store };
 }
 
-/** Two statements go out on connections that a failover left half-open (nothing they carry arrives). */
-async function strandTwo<T>(proxy: TcpProxy, send: () => Promise<T>): Promise<void> {
+/** As many statements as the store sends at once go out on connections a failover left half-open (nothing they carry arrives). */
+async function strandAll<T>(proxy: TcpProxy, send: () => Promise<T>): Promise<void> {
   proxy.stall();
-  const stuck = [send(), send()];
+  const stuck = Array.from({ length: STATEMENTS_IN_FLIGHT }, () => send());
   for (const promise of stuck) void promise.catch(() => undefined);
   await sleep(300);
   proxy.flow(); // the network works again: new connections carry statements
@@ -68,38 +69,41 @@ async function strandTwo<T>(proxy: TcpProxy, send: () => Promise<T>): Promise<vo
 const within = <T>(promise: Promise<T>, ms: number) =>
   Promise.race([promise.then((value) => ({ settled: true as const, value })), sleep(ms).then(() => ({ settled: false as const }))]);
 
-describe('two statements stuck on half-open connections', () => {
+describe('every statement in flight stuck on a half-open connection', () => {
   it('do not keep a later claim, on a working connection, from being answered', async () => {
     const { proxy, pool, store } = await storeBehindProxy();
-    await strandTwo(proxy, () => store.begin(claimRequest(), LEASE_MS));
+    await strandAll(proxy, () => store.begin(claimRequest(), LEASE_MS));
 
     // The database is reachable through the same pool: a fresh connection answers at once.
     expect((await within(pool.query('SELECT 1 AS one'), 5_000)).settled).toBe(true);
 
     const later = claimRequest();
     const answer = await within(store.begin(later, LEASE_MS), 10_000);
-    expect(answer.settled, 'a claim made after the network recovered is never answered: it queues behind the two stuck statements').toBe(true);
+    expect(answer.settled, 'a claim made after the network recovered is never answered: it queues behind the stuck statements').toBe(true);
   });
 
   it('do not keep a later claim waiting with batchStatements: false either', async () => {
     const { proxy, pool, store } = await storeBehindProxy({ batchStatements: false });
-    await strandTwo(proxy, () => store.begin(claimRequest(), LEASE_MS));
+    await strandAll(proxy, () => store.begin(claimRequest(), LEASE_MS));
     expect((await within(pool.query('SELECT 1 AS one'), 5_000)).settled).toBe(true);
 
     const answer = await within(store.begin(claimRequest(), LEASE_MS), 10_000);
-    expect(answer.settled, 'batchStatements: false still allows only two claims in flight').toBe(true);
+    expect(answer.settled, 'batchStatements: false still queues a claim behind stuck ones').toBe(true);
   });
 
   it('do not keep a later record of a call that went out from being written', async () => {
     const { proxy, pool, store } = await storeBehindProxy();
-    const claims = (await Promise.all([1, 2, 3].map(() => store.begin(claimRequest(), LEASE_MS)))).map((begun) => begun.claim);
+    const claims = (await Promise.all(Array.from({ length: STATEMENTS_IN_FLIGHT + 1 }, () => store.begin(claimRequest(), LEASE_MS)))).map(
+      (begun) => begun.claim,
+    );
+    const last = claims[STATEMENTS_IN_FLIGHT]!;
     let next = 0;
-    await strandTwo(proxy, () => store.complete(claims[next++]!, defaultPayloadConverter.toPayload('sent')));
+    await strandAll(proxy, () => store.complete(claims[next++]!, defaultPayloadConverter.toPayload('sent')));
     expect((await within(pool.query('SELECT 1 AS one'), 5_000)).settled).toBe(true);
     // A lease renewal (bounded) goes through meanwhile: the store itself can reach Postgres.
-    expect((await within(store.renewLeases([claims[2]!], LEASE_MS, 2_000), 5_000)).settled).toBe(true);
+    expect((await within(store.renewLeases([last], LEASE_MS, 2_000), 5_000)).settled).toBe(true);
 
-    const recorded = await within(store.complete(claims[2]!, defaultPayloadConverter.toPayload('sent')), 10_000);
-    expect(recorded.settled, "the third call's result is never recorded: it queues behind the two stuck records").toBe(true);
+    const recorded = await within(store.complete(last, defaultPayloadConverter.toPayload('sent')), 10_000);
+    expect(recorded.settled, "a later call's result is never recorded: it queues behind the stuck records").toBe(true);
   });
 });

@@ -1,11 +1,11 @@
 /**
- * Found in review, end to end on a real Temporal server: two records stuck on half-open connections (a
+ * Found in review, end to end on a real Temporal server: records stuck on half-open connections (a
  * failover) wedge every later record of the worker, so a call that went out and returned, on a
  * network that works again, never gets its result recorded nor returned to Temporal, and its
  * workflow ends in a non-retryable IdempotencyOrphanedClaim instead of the receipt.
  *
- * The records NaturalBatch sends its next statement only when one of its two in flight settles,
- * and a record has no statement timeout. The later call's `complete` queues behind the two stuck
+ * The records NaturalBatch sent its next statement only when one of those in flight settled,
+ * and a record has no statement timeout. The later call's `complete` queued behind the stuck
  * statements forever; the lease keeper (bounded, on fresh connections) keeps its claim alive;
  * Temporal times the attempt out; every retry waits on that live owner, and once the owner is past
  * its deadline the retry is refused as orphaned: a person must now resolve a charge that was
@@ -14,6 +14,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { STATEMENTS_IN_FLIGHT } from '../../src/store/postgres-claim-store.js';
 import { PostgresClaimStore, idempotencyInterceptors } from '../../src/index.js';
 import type { StoreLogger } from '../../src/index.js';
 import { useTestSchema } from '../support/schema.js';
@@ -30,7 +31,7 @@ afterAll(async () => {
 });
 const quiet: StoreLogger = { warn: () => undefined, error: () => undefined };
 
-describe('a call that went out after two records were stranded on half-open connections', () => {
+describe('a call that went out after every record in flight was stranded on a half-open connection', () => {
   it('returns its receipt to the workflow, once', { timeout: 150_000 }, async () => {
     const proxy = new TcpProxy(databaseUrl.hostname, Number(databaseUrl.port));
     const url = new URL(databaseUrl);
@@ -50,9 +51,9 @@ describe('a call that went out after two records were stranded on half-open conn
       charge: async (order: string) => {
         calls.set(order, (calls.get(order) ?? 0) + 1);
         if (order.startsWith('stranded')) {
-          if (++entered === 2) bothEntered();
+          if (++entered === STATEMENTS_IN_FLIGHT) bothEntered();
           await barrier;
-          // The failover happens as these two calls return: their records go out on connections
+          // The failover happens as these calls return: their records go out on connections
           // that carry nothing; a moment later the network works again for new connections.
           proxy.stall();
           setTimeout(() => proxy.flow(), 500);
@@ -71,11 +72,12 @@ describe('a call that went out after two records were stranded on half-open conn
 
     const outcome = await temporal.withWorker({ taskQueue, activities, interceptors, shutdownGraceTime: '1s' }, async () => {
       // A busy worker: some idle connections in its pool.
-      await Promise.all([1, 2, 3].map(() => pool.query('SELECT pg_sleep(0.05)')));
+      const warm = () => Promise.all(Array.from({ length: STATEMENTS_IN_FLIGHT + 1 }, () => pool.query('SELECT pg_sleep(0.05)')));
+      await warm();
       expect(await (await run('warm-up')).result()).toEqual(['receipt-warm-up']);
-      await Promise.all([1, 2, 3].map(() => pool.query('SELECT pg_sleep(0.05)')));
+      await warm();
 
-      const stranded = [await run('stranded-1'), await run('stranded-2')];
+      const stranded = await Promise.all(Array.from({ length: STATEMENTS_IN_FLIGHT }, (_, index) => run(`stranded-${index + 1}`)));
       await barrier;
       await sleep(1_500); // stalled, then flowing again
       expect((await Promise.race([pool.query('SELECT 1'), sleep(5_000).then(() => 'hung')])) !== 'hung').toBe(true);
