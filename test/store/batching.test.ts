@@ -83,6 +83,27 @@ describe('natural batching of claims', () => {
     expect((await claimedRows(fresh.map((request) => request.key))).length).toBe(10);
   });
 
+  // Four statements go at once, and batches queue behind them: claims of one key, arriving in waves while
+  // earlier batches are still in Postgres, land in several statements at once.
+  it('lets exactly one caller of a key win when several batches in flight at once carry it', async () => {
+    const { store, sent } = countingStore();
+    const keys = Array.from({ length: 30 }, () => claimRequest());
+    const begun: Array<Promise<Awaited<ReturnType<PostgresClaimStore['begin']>>>> = [];
+    for (let wave = 0; wave < 8; wave++) {
+      // Each wave in another order, so two statements take a key's row in different positions of their arrays.
+      const order = wave % 2 ? [...keys].reverse() : keys;
+      for (const request of order) begun.push(store.begin({ ...request, workflowId: `wave-${wave}` }, LEASE_MS));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const results = await Promise.all(begun);
+    for (const request of keys) {
+      const forKey = results.filter((result) => result.claim.key === request.key);
+      expect(forKey.filter((result) => result.won).length, request.key).toBe(1);
+      expect(new Set(forKey.map((result) => result.claim.token)).size).toBe(1);
+    }
+    expect(sent.get('claim_batch') ?? 0, 'some claims went in batches').toBeGreaterThan(1);
+  });
+
   it("keeps one request's error its own: the rest of its batch is claimed", async () => {
     const { store, sent } = countingStore();
     const requests = Array.from({ length: 20 }, () => claimRequest());
@@ -116,6 +137,25 @@ describe('natural batching of records', () => {
       if (index === 5) expect(found).toMatchObject({ state: 'claimed', token: claim.token });
       else expect(defaultPayloadConverter.fromPayload(found!.result!)).toEqual({ receipt: index });
     }
+  });
+
+  it('records each result once when several record batches in flight at once carry the same claims', async () => {
+    const { store } = countingStore();
+    const claims = (await Promise.all(Array.from({ length: 40 }, () => store.begin(claimRequest(), LEASE_MS)))).map((begun) => begun.claim);
+    const recorded: Array<Promise<{ key: string; wave: string; told: boolean }>> = [];
+    for (let wave = 0; wave < 5; wave++) {
+      const order = wave % 2 ? [...claims].reverse() : claims;
+      for (const claim of order) {
+        const told = store.complete(claim, defaultPayloadConverter.toPayload(`wave-${wave}`));
+        recorded.push(told.then((ok) => ({ key: claim.key, wave: `wave-${wave}`, told: ok })));
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const answers = (await Promise.all(recorded)).filter(({ told }) => told);
+    expect(answers.length, 'one caller per claim told its result was recorded').toBe(claims.length);
+    // The result kept is the one whose caller was told so.
+    const kept = await Promise.all(claims.map(async ({ key }) => ({ key, wave: defaultPayloadConverter.fromPayload((await store.get(key))!.result!) })));
+    expect(kept.sort((a, b) => a.key.localeCompare(b.key))).toEqual(answers.map(({ key, wave }) => ({ key, wave })).sort((a, b) => a.key.localeCompare(b.key)));
   });
 
   it('never deadlocks with lease renewals of the same claims, whatever order each takes them in', async () => {

@@ -122,6 +122,16 @@ export class Settling {
     const alone = ({ claim, result, mac, secretId }: PendingRecord) =>
       settle(this.settle('complete', sql.claims.complete, [claim.key, claim.token, channel, result, mac, secretId], { noteAwaited: true }));
     if (pending.length === 1) return [await alone(pending[0]!)];
+    // One token twice in a statement: Postgres records one of the two results, unpredictably, and both
+    // callers would be told theirs was. The repeats go after the batch, alone, as they would have.
+    const tokens = new Set<string>();
+    const repeated = pending.map(({ claim }) => tokens.size === tokens.add(claim.token).size);
+    if (repeated.includes(true)) {
+      const firsts = await this.recordResults(pending.filter((_, index) => !repeated[index]));
+      const settled: Settled<boolean>[] = [];
+      for (const [index, record] of pending.entries()) settled.push(repeated[index] ? await alone(record) : firsts.shift()!);
+      return settled;
+    }
     let rows: { token: string; awaited: boolean }[];
     try {
       ({ rows } = await this.context.query<{ token: string; awaited: boolean }>('complete_batch', sql.claims.completeBatch, [
