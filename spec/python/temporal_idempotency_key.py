@@ -153,6 +153,18 @@ def parse_json(text: str) -> Any:
             else:
                 raise fail("bad escape")
 
+    def read_key() -> str:
+        """An object's key and the ':' after it, from the key's opening quote."""
+        nonlocal pos
+        if text[pos : pos + 1] != '"':
+            raise fail("expected a key")
+        key = read_string()
+        skip()
+        if text[pos : pos + 1] != ":":
+            raise fail("expected ':'")
+        pos += 1
+        return key
+
     while True:
         skip()
         if pos >= len(text):
@@ -171,13 +183,7 @@ def parse_json(text: str) -> Any:
                 frame: List[Any] = [container, None]
                 stack.append(frame)
                 if char == "{":
-                    if pos >= len(text) or text[pos] != '"':
-                        raise fail("expected a key")
-                    frame[1] = read_string()
-                    skip()
-                    if text[pos : pos + 1] != ":":
-                        raise fail("expected ':'")
-                    pos += 1
+                    frame[1] = read_key()
                 continue
         elif char == '"':
             value = read_string()
@@ -209,13 +215,7 @@ def parse_json(text: str) -> Any:
                 pos += 1
                 if isinstance(frame[0], dict):
                     skip()
-                    if text[pos : pos + 1] != '"':
-                        raise fail("expected a key")
-                    frame[1] = read_string()
-                    skip()
-                    if text[pos : pos + 1] != ":":
-                        raise fail("expected ':'")
-                    pos += 1
+                    frame[1] = read_key()
                 break
             if text[pos : pos + 1] != closer:
                 raise fail(f"expected ',' or '{closer}'")
