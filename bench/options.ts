@@ -29,13 +29,13 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
   const quick = argv.includes('--quick');
   return {
     quick,
-    storeClients: [1, 8, 32],
+    storeClients: quick ? [1, 8, 32] : [1, 2, 4, 8, 16, 32, 64],
     storeSeconds: quick ? 1 : 5,
     storeWarmupSeconds: 1,
     // Each worker first runs an unmeasured workflow (JIT, pool connections, sticky cache).
     loaded: { activities: quick ? 400 : 2_000, inFlight: 50, warmupActivities: quick ? 100 : 300 },
     oneInFlight: { activities: quick ? 60 : 150, inFlight: 1, warmupActivities: 20 },
-    rounds: quick ? 1 : 2,
+    rounds: quick ? 1 : 3,
     skipStore: argv.includes('--interceptor-only'),
     skipInterceptor: argv.includes('--store-only'),
   };

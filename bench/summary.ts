@@ -5,12 +5,12 @@ import { percentile } from './stats.js';
 /**
  * Issue 15's targets. `addedP50OverFloorMs`: at one in flight, what hashing, encoding and bookkeeping
  * may add to the p50 of the store's two statements sent straight through a pool at the same pace.
- * `batchingRatio`: the store with batching against itself without, closed loop ("does not fall",
- * within the noise of a shared machine).
+ * `batchingRatio` (issue 26): the store with batching at least as fast as itself without, closed loop,
+ * at every client count; a mean below it whose best round reaches it is marked "within spread".
  */
 export const TARGETS = {
   storeRatio: 0.8,
-  batchingRatio: 0.97,
+  batchingRatio: 1.0,
   throughputRatio: 0.9,
   statementsPerActivity: 1.4,
   addedP50OverFloorMs: 0.3,
