@@ -33,7 +33,7 @@ export async function benchInterceptor(
     logger: new DefaultLogger('WARN'),
   });
   return withFreshSchema(connectionString, 'interceptor', async (schema) => {
-    const setup: RunSetup = { temporal, connectionString, schema, code, cpuRoots };
+    const setup: RunSetup = { temporal, connectionString, schema, code, cpuRoots, profile: options.profile };
     const loaded = await alternate(setup, options.rounds, options.loaded, log);
     const oneInFlight = await alternate(setup, options.rounds, options.oneInFlight, log);
     return { loaded, oneInFlight };

@@ -20,12 +20,14 @@ export interface BenchOptions {
   readonly rounds: number;
   readonly skipStore: boolean;
   readonly skipInterceptor: boolean;
+  /** Profile the worker's CPU in each measured interceptor run, and print where the interceptor's time goes. */
+  readonly profile: boolean;
 }
 
 export function parseOptions(argv: readonly string[]): BenchOptions {
-  const known = new Set(['--quick', '--store-only', '--interceptor-only']);
+  const known = new Set(['--quick', '--store-only', '--interceptor-only', '--profile']);
   const unknown = argv.filter((arg) => !known.has(arg));
-  if (unknown.length > 0) throw new Error(`Unknown flag(s) ${unknown.join(' ')}; use --quick, --store-only or --interceptor-only.`);
+  if (unknown.length > 0) throw new Error(`Unknown flag(s) ${unknown.join(' ')}; use --quick, --store-only, --interceptor-only or --profile.`);
   const quick = argv.includes('--quick');
   return {
     quick,
@@ -38,5 +40,6 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     rounds: quick ? 1 : 3,
     skipStore: argv.includes('--interceptor-only'),
     skipInterceptor: argv.includes('--store-only'),
+    profile: argv.includes('--profile'),
   };
 }

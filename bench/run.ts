@@ -1,5 +1,5 @@
 /**
- * `npm run bench` (`tsx bench/run.ts [--quick] [--store-only | --interceptor-only]`):
+ * `npm run bench` (`tsx bench/run.ts [--quick] [--store-only | --interceptor-only] [--profile]`):
  * measures the claim store against raw SQL and pgbench, and the interceptor
  * against a bare worker on a real Temporal dev server. Starts Postgres and
  * Temporal itself (or uses DATABASE_URL / TEMPORAL_ADDRESS) and stops what it
@@ -11,6 +11,7 @@ import { startPostgres } from '../dev/postgres.js';
 import type { PostgresServer } from '../dev/postgres.js';
 import { startTemporal } from '../dev/temporal-server.js';
 import type { TemporalServer } from '../dev/temporal-server.js';
+import { printProfileDifference } from './cpu-profile.js';
 import { benchInterceptor } from './interceptor-bench.js';
 import { parseOptions } from './options.js';
 import { durabilitySettings, localPostmasterPid } from './pg-stats.js';
@@ -75,6 +76,8 @@ try {
   const floors = { paced, pgbenchCpu: pgbenchReference == null ? null : { clients: PGBENCH_CPU_CLIENTS, msPerCycle: pgbenchReference } };
   if (interceptor) printInterceptor(interceptor, 'loaded', floors);
   if (oneInFlight) printInterceptor(oneInFlight, 'one', floors);
+  const [profileWithout, profileWith] = ['without', 'with'].map((mode) => runs?.loaded.find((run) => run.mode === mode)?.profile);
+  if (profileWithout && profileWith) printProfileDifference(profileWithout, profileWith);
   printJson(options, settings, { loadAverageAtStart: loadAverage, keyDerivation, store, interceptor, interceptorOneInFlight: oneInFlight, floors });
 } catch (error) {
   console.error(error);

@@ -10,6 +10,8 @@ import { Worker } from '@temporalio/worker';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import type { TemporalServer } from '../dev/temporal-server.js';
 import { PostgresClaimStore, idempotencyInterceptors } from '../src/index.js';
+import { profiled } from './cpu-profile.js';
+import type { CpuProfile } from './cpu-profile.js';
 import { cpuUsed, snapshotCpu } from './cpu-usage.js';
 import type { CpuRoots, CpuUsage } from './cpu-usage.js';
 import { COMMITS_PER_COUNTER_READ_PAIR, difference, flushPoolStats, readCounters } from './pg-stats.js';
@@ -28,6 +30,8 @@ export interface RunSetup {
   readonly schema: string;
   readonly code: string;
   readonly cpuRoots: CpuRoots;
+  /** Profile this process during the measured workflow (`--profile`). */
+  readonly profile: boolean;
 }
 
 export interface Load {
@@ -48,6 +52,8 @@ export interface InterceptorRun {
   /** Only with the interceptor: what it asked of Postgres. */
   readonly pool: PoolCounts | null;
   readonly server: ServerCounters | null;
+  /** With `--profile`: this process's CPU profile of the measured workflow. */
+  readonly profile: CpuProfile | null;
 }
 
 /** What a run watches: the per-activity timer, and in the run with idempotency its pool. */
@@ -73,7 +79,7 @@ export async function runWorker(setup: RunSetup, mode: Mode, load: Load): Promis
       });
       if (ran !== total) throw new Error(`the workflow ran ${ran} activities, not ${total}`);
     };
-    return { mode, ...(await worker.runUntil(() => measure(setup, probes, load, execute))) };
+    return { mode, ...(await worker.runUntil(() => measure(setup, probes, load, execute, `${mode}-${load.inFlight}`))) };
   } finally {
     await pool?.end();
     await probes.stats.end();
@@ -96,7 +102,13 @@ function createWorker(setup: RunSetup, taskQueue: string, interceptors: Activity
 }
 
 /** Warm up, reset every probe, then run the measured workflow between two snapshots. */
-async function measure(setup: RunSetup, probes: Probes, load: Load, execute: (total: number) => Promise<void>): Promise<Omit<InterceptorRun, 'mode'>> {
+async function measure(
+  setup: RunSetup,
+  probes: Probes,
+  load: Load,
+  execute: (total: number) => Promise<void>,
+  label: string,
+): Promise<Omit<InterceptorRun, 'mode'>> {
   await execute(load.warmupActivities);
   probes.timer.reset();
   if (probes.pool) await flushPoolStats(probes.pool);
@@ -106,7 +118,9 @@ async function measure(setup: RunSetup, probes: Probes, load: Load, execute: (to
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   loopDelay.enable();
   const started = performance.now();
-  await execute(load.activities);
+  let profile: CpuProfile | null = null;
+  if (setup.profile) profile = (await profiled(label, load.activities, () => execute(load.activities))).profile;
+  else await execute(load.activities);
   const seconds = (performance.now() - started) / 1_000;
   loopDelay.disable();
   const cpu = cpuUsed(await snapshotCpu(setup.cpuRoots), cpuBefore);
@@ -120,5 +134,6 @@ async function measure(setup: RunSetup, probes: Probes, load: Load, execute: (to
     eventLoopDelayP99Ms: loopDelay.percentile(99) / 1e6,
     pool: probes.counts,
     server: probes.pool ? difference(await readCounters(probes.stats), serverBefore, flushes + COMMITS_PER_COUNTER_READ_PAIR) : null,
+    profile,
   };
 }
