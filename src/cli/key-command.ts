@@ -6,7 +6,7 @@
  */
 import type { Claim, ClaimOperations } from '../store/index.js';
 import { ClaimNotFoundError } from '../store/index.js';
-import { InvalidKeyInputError, SCOPES, callKeysOf, canonicalize, deriveCustomKey, isScope, keyToUuid, scopeMaterial } from '../key/index.js';
+import { InvalidKeyInputError, SCOPES, callKeysOf, canonicalize, isScope, keyToUuid, scopeMaterial } from '../key/index.js';
 import { CliError, EXIT } from './errors.js';
 import { printRecord } from './output.js';
 
@@ -57,10 +57,8 @@ export async function keyOfCall(operations: ClaimOperations, request: KeyRequest
     if (error instanceof InvalidKeyInputError) throw new CliError(`--args: ${error.message}`, EXIT.usage);
     throw error;
   }
-  const { key, fingerprint } =
-    request.customKey !== undefined
-      ? { key: deriveCustomKey({ namespace, activityType, customKey: request.customKey }, salt), fingerprint: salt.hash('fingerprint', [argsText]) }
-      : callKeysOf({ namespace, activityType, scopeMaterial: material }, argsText, salt);
+  const identity = request.customKey !== undefined ? { customKey: request.customKey } : { scopeMaterial: material };
+  const { key, fingerprint } = callKeysOf({ namespace, activityType, ...identity }, argsText, salt);
   const claim = await operations.show(key).catch((error: unknown) => {
     if (error instanceof ClaimNotFoundError) return null;
     throw error;

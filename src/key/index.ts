@@ -6,8 +6,8 @@
 export { canonicalTree, canonicalize } from './canonical.js';
 export { InvalidKeyInputError } from './errors.js';
 export type { Canonical } from './canonical.js';
-export { KEY_FORMAT_VERSION, callKeysOf, deriveCallKeys, deriveKey, deriveCustomKey, fingerprintArgs } from './key.js';
-export type { CallKeys, KeyInput } from './key.js';
+export { KEY_FORMAT_VERSION, callKeysOf, deriveCallKeys } from './key.js';
+export type { CallKeys, CustomKeyInput, KeyInput } from './key.js';
 export { KeySalt } from './key-salt.js';
 export { SCOPES, isScope, scopeMaterial } from './scope.js';
 export { KEY_UUID_NAMESPACE, keyToUuid, uuidV5 } from './uuid.js';

@@ -16,17 +16,9 @@ export class KeySalt {
 
   constructor(bytes: Uint8Array) {
     if (!(bytes instanceof Uint8Array) || bytes.length < MIN_SALT_BYTES) {
-      throw new InvalidArgumentError('keySalt', `A key salt is at least ${MIN_SALT_BYTES} bytes (migrate makes 32); got ${describe(bytes)}.`);
+      throw new InvalidArgumentError('keySalt', `A key salt is at least ${MIN_SALT_BYTES} bytes (migrate makes 32); got ${bytes instanceof Uint8Array ? `${bytes.length} bytes` : typeof bytes}.`);
     }
     this.bytes = Buffer.from(bytes);
-  }
-
-  /** The salt as `temporal-idempotency key --salt` and the key spec write it: lowercase hex. */
-  static fromHex(hex: string): KeySalt {
-    if (typeof hex !== 'string' || !/^(?:[0-9a-f]{2})+$/i.test(hex)) {
-      throw new InvalidArgumentError('keySalt', 'A key salt in hex is an even number of hex digits.');
-    }
-    return new KeySalt(Buffer.from(hex, 'hex'));
   }
 
   get hex(): string {
@@ -43,8 +35,4 @@ export class KeySalt {
     for (const part of parts) mac.update(part, 'utf8');
     return mac.digest('hex');
   }
-}
-
-function describe(value: unknown): string {
-  return value instanceof Uint8Array ? `${value.length} bytes` : `a value of type ${typeof value}`;
 }

@@ -21,47 +21,42 @@ export interface KeyInput {
   readonly semanticArgs: unknown;
 }
 
+/** A call keyed by the user's own `key()` rather than by its scope and arguments. */
+export interface CustomKeyInput {
+  readonly namespace: string;
+  readonly activityType: string;
+  readonly customKey: string;
+}
+
 /** The key of one action and the fingerprint of its arguments. */
 export interface CallKeys {
   readonly key: string;
   readonly fingerprint: string;
 }
 
-export function deriveKey(input: KeyInput, salt: KeySalt): string {
-  return deriveCallKeys(input, salt).key;
-}
-
-/** The key and the fingerprint together, canonicalizing the arguments once (they can be large). */
+/** The key and the fingerprint of a call, canonicalizing its arguments once (they can be large). */
 export function deriveCallKeys(input: KeyInput, salt: KeySalt): CallKeys {
   return callKeysOf(input, canonicalize(input.semanticArgs, 'args'), salt);
 }
 
 /**
- * The key and fingerprint from arguments already in canonical text. The envelope is written by
- * hand, keys in sorted order, so that errors name `args[…]` rather than a path inside the
- * envelope. It is canonicalize() of the whole envelope except for `undefined` arguments, which it
- * writes as `{"$undefined":true}` where a property would be dropped (docs/key-spec.md).
+ * The key and fingerprint from arguments already in canonical text. A derived key's envelope is
+ * written by hand, keys in sorted order, so that errors name `args[…]` rather than a path inside it:
+ * it is canonicalize() of the whole envelope except for `undefined` arguments, which it writes as
+ * `{"$undefined":true}` where a property would be dropped (docs/key-spec.md). A `customKey` (the
+ * user's `key()`) is namespaced and typed likewise, so one string used by two activity types or
+ * namespaces never collides; the arguments are still fingerprinted, to catch it reused for another action.
  */
-export function callKeysOf(input: Omit<KeyInput, 'semanticArgs'>, argsText: string, salt: KeySalt): CallKeys {
-  const key = salt.hash('key', [
-    `{"activityType":${JSON.stringify(input.activityType)},"namespace":${JSON.stringify(input.namespace)},` +
-      `"scopeMaterial":${canonicalize(input.scopeMaterial, 'scopeMaterial')},"semanticArgs":`,
-    argsText,
-    `,"v":${KEY_FORMAT_VERSION}}`,
-  ]);
+export function callKeysOf(input: Omit<KeyInput, 'semanticArgs'> | CustomKeyInput, argsText: string, salt: KeySalt): CallKeys {
+  const { namespace, activityType } = input;
+  const key =
+    'customKey' in input
+      ? salt.hash('key', [canonicalize({ v: KEY_FORMAT_VERSION, namespace, activityType, custom: input.customKey }, 'key()')])
+      : salt.hash('key', [
+          `{"activityType":${JSON.stringify(activityType)},"namespace":${JSON.stringify(namespace)},` +
+            `"scopeMaterial":${canonicalize(input.scopeMaterial, 'scopeMaterial')},"semanticArgs":`,
+          argsText,
+          `,"v":${KEY_FORMAT_VERSION}}`,
+        ]);
   return { key, fingerprint: salt.hash('fingerprint', [argsText]) };
-}
-
-/**
- * A key chosen by the user's own `key` function, namespaced and typed like a derived
- * key so that the same string used by two activity types or namespaces never collides.
- */
-export function deriveCustomKey(input: { namespace: string; activityType: string; customKey: string }, salt: KeySalt): string {
-  const envelope = { v: KEY_FORMAT_VERSION, namespace: input.namespace, activityType: input.activityType, custom: input.customKey };
-  return salt.hash('key', [canonicalize(envelope, 'key()')]);
-}
-
-/** Identifies the semantic arguments alone, to catch one key reused for a different action. */
-export function fingerprintArgs(semanticArgs: unknown, salt: KeySalt): string {
-  return salt.hash('fingerprint', [canonicalize(semanticArgs, 'args')]);
 }

@@ -19,28 +19,25 @@
  */
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import { canonicalize } from '../key/index.js';
-import type { Authenticity, ClaimState } from './claim-store.js';
+import type { Authenticity, Claim } from './claim-store.js';
 import type { PayloadJson } from './payload-json.js';
 import { IdempotencyError } from '../errors.js';
 
-/** What the MAC covers: everything that decides whether (and with what answer) a call happens, or what a refusal says. */
-export interface SignedFields {
-  readonly namespace: string;
-  readonly key: string;
-  /** Signed because refusals and `show` name it: relabelled, an orphaned charge could pass for a newsletter. */
-  readonly activityType: string;
-  readonly fingerprint: string;
-  readonly state: ClaimState;
-  readonly token: string;
-  readonly attempt: number;
-  readonly claimedBy: string;
-  readonly workflowId: string | null;
-  readonly runId: string | null;
-  readonly activityId: string;
+/**
+ * What the MAC covers: everything that decides whether (and with what answer) a call happens, or what a
+ * refusal says. `activityType` too, because refusals and `show` name it: relabelled, an orphaned charge
+ * could pass for a newsletter.
+ */
+const SIGNED_FIELDS = [
+  'namespace', 'key', 'activityType', 'fingerprint', 'state', 'token', 'attempt', 'claimedBy', 'workflowId', 'runId', 'activityId',
+  'result', 'outcomeNote', 'outcomeDetail',
+] as const;
+
+/** The signed fields as a row holds them: results and notes as stored JSON, not decoded payloads. */
+export type SignedFields = Pick<Claim, Exclude<(typeof SIGNED_FIELDS)[number], 'result' | 'outcomeDetail'>> & {
   readonly result: PayloadJson | null;
-  readonly outcomeNote: string | null;
   readonly outcomeDetail: PayloadJson | null;
-}
+};
 
 /** Key material as given: a string (its UTF-8 bytes) or raw bytes, at least 32 bytes. */
 export type SecretMaterial = string | Uint8Array;
@@ -158,11 +155,6 @@ export class RecordSigner {
     return this.signing?.id ?? null;
   }
 
-  /** The ids of every secret held here, the signing one first. */
-  get secretIds(): string[] {
-    return [...this.secrets.keys()];
-  }
-
   holds(secretId: string): boolean {
     return this.secrets.has(secretId);
   }
@@ -182,12 +174,7 @@ export class RecordSigner {
 
 /** Exactly the signed fields, whatever else the object handed in carries (a whole claim, say). */
 export function recordText(fields: SignedFields): string {
-  const { namespace, key, activityType, fingerprint, state, token, attempt, claimedBy, workflowId, runId, activityId, result, outcomeNote, outcomeDetail } =
-    fields;
-  return canonicalize(
-    { v: 3, namespace, key, activityType, fingerprint, state, token, attempt, claimedBy, workflowId, runId, activityId, result, outcomeNote, outcomeDetail },
-    'record',
-  );
+  return canonicalize({ v: 3, ...Object.fromEntries(SIGNED_FIELDS.map((name) => [name, fields[name]])) }, 'record');
 }
 
 function derive(material: Buffer, purpose: string): Buffer {

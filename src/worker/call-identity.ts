@@ -6,7 +6,7 @@
 import type { Context, Info } from '@temporalio/activity';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { Payload } from '@temporalio/common';
-import { InvalidKeyInputError, callKeysOf, canonicalize, deriveCustomKey, scopeMaterial } from '../key/index.js';
+import { InvalidKeyInputError, callKeysOf, canonicalize, scopeMaterial } from '../key/index.js';
 import type { CallKeys, KeySalt } from '../key/index.js';
 import { randomUUID } from 'node:crypto';
 import type { ClaimRequest, LedgerCall } from '../store/index.js';
@@ -189,25 +189,11 @@ function semanticArgsFrom(keyArgs: (args: readonly unknown[]) => unknown, args: 
   return semanticArgs;
 }
 
-function keysFor(
-  info: Info,
-  argsText: string,
-  settings: ResolvedActivitySettings,
-  customKey: string | undefined,
-  salt: KeySalt,
-): CallKeys {
-  if (customKey !== undefined) {
-    return {
-      key: deriveCustomKey({ namespace: info.namespace, activityType: info.activityType, customKey }, salt),
-      fingerprint: salt.hash('fingerprint', [argsText]),
-    };
-  }
+function keysFor(info: Info, argsText: string, settings: ResolvedActivitySettings, customKey: string | undefined, salt: KeySalt): CallKeys {
+  const { namespace, activityType } = info;
+  if (customKey !== undefined) return callKeysOf({ namespace, activityType, customKey }, argsText, salt);
   const site = { workflowId: info.workflowExecution?.workflowId, runId: info.workflowExecution?.runId, activityId: info.activityId };
-  return callKeysOf(
-    { namespace: info.namespace, scopeMaterial: scopeMaterial(settings.scope, site), activityType: info.activityType },
-    argsText,
-    salt,
-  );
+  return callKeysOf({ namespace, activityType, scopeMaterial: scopeMaterial(settings.scope, site) }, argsText, salt);
 }
 
 /** The user's own key for the action, when the activity type has a `key` function. */

@@ -16,10 +16,9 @@ import {
   KEY_FORMAT_VERSION,
   KEY_UUID_NAMESPACE,
   KeySalt,
+  callKeysOf,
   canonicalize,
   deriveCallKeys,
-  deriveCustomKey,
-  fingerprintArgs,
   keyToUuid,
   scopeMaterial,
 } from '../../src/key/index.js';
@@ -40,7 +39,7 @@ function computedCall(vector: CallVector): CallVector['expected'] {
   const material = scopeMaterial(vector.scope, vector.callSite);
   const { key, fingerprint } = deriveCallKeys(
     { namespace: vector.namespace, activityType: vector.activityType, scopeMaterial: material, semanticArgs },
-    KeySalt.fromHex(vector.salt),
+    new KeySalt(Buffer.from(vector.salt, 'hex')),
   );
   return {
     scopeMaterial: canonicalize(material),
@@ -54,13 +53,13 @@ function computedCall(vector: CallVector): CallVector['expected'] {
 
 function computedCustom(vector: CustomVector): CustomVector['expected'] {
   const semanticArgs = semanticArgsOf(vector);
-  const salt = KeySalt.fromHex(vector.salt);
-  const key = deriveCustomKey({ namespace: vector.namespace, activityType: vector.activityType, customKey: vector.customKey }, salt);
+  const salt = new KeySalt(Buffer.from(vector.salt, 'hex'));
+  const { key, fingerprint } = callKeysOf({ namespace: vector.namespace, activityType: vector.activityType, customKey: vector.customKey }, canonicalize(semanticArgs, 'args'), salt);
   return {
     canonicalArgs: canonicalize(semanticArgs, 'args'),
     envelope: canonicalize({ v: KEY_FORMAT_VERSION, namespace: vector.namespace, activityType: vector.activityType, custom: vector.customKey }),
     key,
-    fingerprint: fingerprintArgs(semanticArgs, salt),
+    fingerprint,
     uuid: keyToUuid(key),
   };
 }

@@ -4,13 +4,15 @@ import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/index.js';
-import { KeySalt, canonicalize, deriveCallKeys, deriveCustomKey, fingerprintArgs, keyToUuid, scopeMaterial, uuidV5 } from '../../src/key/index.js';
-import type { KeyInput } from '../../src/key/index.js';
+import { KeySalt, callKeysOf, canonicalize, deriveCallKeys, keyToUuid, scopeMaterial, uuidV5 } from '../../src/key/index.js';
+import type { CustomKeyInput, KeyInput } from '../../src/key/index.js';
 
 /** A fixed salt, as `migrate` keeps one in a schema's settings. */
 const SALT_HEX = '8f1c0b5e2d7a4c9b1e3f5a7c9d0b2e4f6a8c0e2b4d6f8a0c2e4b6d8f0a2c4e6b';
-const salt = KeySalt.fromHex(SALT_HEX);
+const salt = new KeySalt(Buffer.from(SALT_HEX, 'hex'));
 const deriveKey = (input: KeyInput, under: KeySalt = salt) => deriveCallKeys(input, under).key;
+const customKeyOf = (input: CustomKeyInput, under: KeySalt = salt) => callKeysOf(input, '[]', under).key;
+const fingerprintOf = (semanticArgs: unknown) => deriveCallKeys({ ...base, semanticArgs }, salt).fingerprint;
 
 const base: KeyInput = {
   namespace: 'default',
@@ -31,20 +33,19 @@ describe('idempotency key', () => {
   it('is another key under another salt (another schema), and no plain sha256 of the envelope', () => {
     const { namespace, scopeMaterial: material, activityType, semanticArgs } = base;
     const envelope = canonicalize({ v: 1, namespace, scopeMaterial: material, activityType, semanticArgs });
-    expect(deriveKey(base, KeySalt.fromHex('00'.repeat(32)))).not.toBe(deriveKey(base));
+    expect(deriveKey(base, new KeySalt(Buffer.from('00'.repeat(32), 'hex')))).not.toBe(deriveKey(base));
     expect(deriveKey(base)).not.toBe(createHash('sha256').update(envelope).digest('hex'));
   });
 
   it('refuses a salt too short to be one migrate made, naming it', () => {
     expect(() => new KeySalt(new Uint8Array(8))).toThrow(InvalidArgumentError);
     expect(() => new KeySalt(new Uint8Array(8))).toThrow(/keySalt|key salt is at least 16 bytes/);
-    expect(() => KeySalt.fromHex('xyz')).toThrow(/hex digits/);
   });
 
   it('is the same for the same logical input in two separate processes', async () => {
     const script = `
-      import { KeySalt, deriveKey } from './src/key/index.ts';
-      process.stdout.write(deriveKey(${JSON.stringify(base)}, KeySalt.fromHex('${SALT_HEX}')));
+      import { KeySalt, deriveCallKeys } from './src/key/index.ts';
+      process.stdout.write(deriveCallKeys(${JSON.stringify(base)}, new KeySalt(Buffer.from('${SALT_HEX}', 'hex'))).key);
     `;
     const root = fileURLToPath(new URL('../..', import.meta.url));
     const run = () =>
@@ -76,16 +77,19 @@ describe('idempotency key', () => {
 
   it('keys a custom key by namespace and activity type, so one string cannot collide across them', () => {
     const custom = { namespace: 'default', activityType: 'chargeCard', customKey: 'order:42' };
-    expect(deriveCustomKey(custom, salt)).not.toBe(deriveCustomKey({ ...custom, activityType: 'placeCall' }, salt));
-    expect(deriveCustomKey(custom, salt)).not.toBe(deriveCustomKey({ ...custom, namespace: 'billing' }, salt));
-    expect(deriveCustomKey(custom, salt)).toBe(deriveCustomKey({ ...custom }, salt));
+    expect(customKeyOf(custom)).not.toBe(customKeyOf({ ...custom, activityType: 'placeCall' }));
+    expect(customKeyOf(custom)).not.toBe(customKeyOf({ ...custom, namespace: 'billing' }));
+    expect(customKeyOf(custom)).toBe(customKeyOf({ ...custom }));
+    expect(callKeysOf(custom, '[1]', salt).key).toBe(customKeyOf(custom));
   });
 
   it('fingerprints the arguments alone, under the salt, never equal to a key', () => {
-    expect(fingerprintArgs([{ a: 1, b: 2 }], salt)).toBe(fingerprintArgs([{ b: 2, a: 1 }], salt));
-    expect(fingerprintArgs([{ a: 1 }], salt)).not.toBe(fingerprintArgs([{ a: 2 }], salt));
-    expect(fingerprintArgs([{ a: 1 }], salt)).not.toBe(createHash('sha256').update('[{"a":1}]').digest('hex'));
-    expect(deriveCallKeys(base, salt).fingerprint).toBe(fingerprintArgs(base.semanticArgs, salt));
+    expect(fingerprintOf([{ a: 1, b: 2 }])).toBe(fingerprintOf([{ b: 2, a: 1 }]));
+    expect(fingerprintOf([{ a: 1 }])).not.toBe(fingerprintOf([{ a: 2 }]));
+    expect(fingerprintOf([{ a: 1 }])).not.toBe(createHash('sha256').update('[{"a":1}]').digest('hex'));
+    expect(fingerprintOf([{ a: 1 }])).toBe(deriveCallKeys({ ...base, activityType: 'other', semanticArgs: [{ a: 1 }] }, salt).fingerprint);
+    expect(fingerprintOf([{ a: 1 }])).toBe(callKeysOf({ namespace: 'other', activityType: 'other', customKey: 'k' }, '[{"a":1}]', salt).fingerprint);
+    expect(fingerprintOf(base.semanticArgs)).not.toBe(deriveKey(base));
   });
 
   it('cannot be checked against guessed phone numbers without the salt; a plain sha256 could be', () => {
@@ -96,9 +100,9 @@ describe('idempotency key', () => {
       createHash('sha256').update(canonicalize({ v: 1, namespace: 'default', activityType: 'sendSms', custom: candidate })).digest('hex');
     expect(guesses.find((guess) => unsalted(guess) === unsalted(phone))).toBe(phone);
     // Whoever lacks the schema's salt can only guess under another one: no guess matches.
-    const key = deriveCustomKey(custom(phone), salt);
-    const elsewhere = KeySalt.fromHex('11'.repeat(32));
-    expect(guesses.find((guess) => deriveCustomKey(custom(guess), elsewhere) === key)).toBeUndefined();
+    const key = customKeyOf(custom(phone));
+    const elsewhere = new KeySalt(Buffer.from('11'.repeat(32), 'hex'));
+    expect(guesses.find((guess) => customKeyOf(custom(guess), elsewhere) === key)).toBeUndefined();
   });
 });
 

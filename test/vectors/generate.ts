@@ -14,10 +14,9 @@ import {
   KEY_FORMAT_VERSION,
   KEY_UUID_NAMESPACE,
   KeySalt,
+  callKeysOf,
   canonicalize,
   deriveCallKeys,
-  deriveCustomKey,
-  fingerprintArgs,
   keyToUuid,
   scopeMaterial,
 } from '../../src/key/index.js';
@@ -268,7 +267,7 @@ const HAND_TYPED: Array<[string, TypedValue]> = [
   ['a tagged name in a typed object', { object: [['$date', { date: 0 }], ['$bytes', { bytes: '' }]] }],
 ];
 
-/** Custom keys (deriveCustomKey): the envelope is the key's string, namespace and activity type; the arguments are fingerprinted. */
+/** Custom keys (a `key()`): the envelope is the key's string, namespace and activity type; the arguments are fingerprinted. */
 const HAND_CUSTOM: Array<[string, string, string, string, readonly PayloadInput[]]> = [
   ['a custom key', 'default', 'chargeCard', 'order:42', json1('{"orderId":"42","amountCents":1999}')],
   ['the same custom key under another activity type', 'default', 'refundCard', 'order:42', json1('{"orderId":"42","amountCents":1999}')],
@@ -300,7 +299,7 @@ function callVector(name: string, inputs: Omit<CallVector, 'kind' | 'name' | 'ma
   const semanticArgs = semanticArgsOf({ name, marks: [], ...inputs });
   const canonicalArgs = canonicalize(semanticArgs, 'args');
   const material = scopeMaterial(inputs.scope, inputs.callSite);
-  const keySalt = KeySalt.fromHex(inputs.salt);
+  const keySalt = new KeySalt(Buffer.from(inputs.salt, 'hex'));
   const { key, fingerprint } = deriveCallKeys({ namespace: inputs.namespace, activityType: inputs.activityType, scopeMaterial: material, semanticArgs }, keySalt);
   const envelope = canonicalize({ v: KEY_FORMAT_VERSION, namespace: inputs.namespace, scopeMaterial: material, activityType: inputs.activityType, semanticArgs });
   assertHash(name, inputs.salt, 'key', envelope, key);
@@ -314,9 +313,8 @@ function callVector(name: string, inputs: Omit<CallVector, 'kind' | 'name' | 'ma
 function customVector(name: string, inputs: Omit<CustomVector, 'kind' | 'name' | 'marks' | 'expected'>): CustomVector {
   const semanticArgs = semanticArgsOf({ name, marks: [], ...inputs });
   const canonicalArgs = canonicalize(semanticArgs, 'args');
-  const keySalt = KeySalt.fromHex(inputs.salt);
-  const key = deriveCustomKey({ namespace: inputs.namespace, activityType: inputs.activityType, customKey: inputs.customKey }, keySalt);
-  const fingerprint = fingerprintArgs(semanticArgs, keySalt);
+  const keySalt = new KeySalt(Buffer.from(inputs.salt, 'hex'));
+  const { key, fingerprint } = callKeysOf({ namespace: inputs.namespace, activityType: inputs.activityType, customKey: inputs.customKey }, canonicalArgs, keySalt);
   const envelope = canonicalize({ v: KEY_FORMAT_VERSION, namespace: inputs.namespace, activityType: inputs.activityType, custom: inputs.customKey });
   assertHash(name, inputs.salt, 'key', envelope, key);
   assertHash(name, inputs.salt, 'fingerprint', canonicalArgs, fingerprint);

@@ -41,7 +41,7 @@ function info(activityType: string, activityId = '7'): Info {
 
 function identity(activityType: string, resume: ResumeKey, overrides: Partial<ResolvedActivitySettings> = {}) {
   const headers = { [RESUME_KEY_HEADER]: defaultPayloadConverter.toPayload(resume) };
-  return callIdentityFor(info(activityType), [{ order: 'A' }], headers, { ...settings, ...overrides }, 'worker-1', KeySalt.fromHex('ab'.repeat(32)));
+  return callIdentityFor(info(activityType), [{ order: 'A' }], headers, { ...settings, ...overrides }, 'worker-1', new KeySalt(Buffer.from('ab'.repeat(32), 'hex')));
 }
 
 describe('the resume header on a call of a pass after a decision', () => {

@@ -23,7 +23,7 @@ import {
   idempotencyInterceptors,
 } from '../../src/index.js';
 import type { IdempotencyOptions, PostgresClaimStoreOptions } from '../../src/index.js';
-import { deriveCustomKey } from '../../src/key/index.js';
+import { callKeysOf } from '../../src/key/index.js';
 import { RecordSecret } from '../../src/store/record-signing.js';
 import { waitForOwner } from '../../src/worker/owner-wait.js';
 import { outcomeChannel } from '../../src/store/index.js';
@@ -61,7 +61,7 @@ async function run(
 
 /** The key a custom `key()` of `customKey` gets for activity `charge`, under this schema's key salt. */
 async function keyedCustomKey(customKey: string): Promise<string> {
-  return deriveCustomKey({ namespace: 'default', activityType: 'charge', customKey }, await schema.store.keySalt());
+  return callKeysOf({ namespace: 'default', activityType: 'charge', customKey }, '[]', await schema.store.keySalt()).key;
 }
 
 const JSON_PLAIN = Buffer.from('json/plain').toString('base64');
