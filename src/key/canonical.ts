@@ -17,16 +17,9 @@
 import { types } from 'node:util';
 import { InvalidKeyInputError } from './errors.js';
 
-export type Canonical = null | boolean | number | string | Canonical[] | { [key: string]: Canonical };
-
 /** The canonical text of `value`; errors name the bad value's path from `rootPath`. */
 export function canonicalize(value: unknown, rootPath = 'value'): string {
   return new CanonicalWriter().write(value, rootPath);
-}
-
-/** The canonical tree of `value`: plain JSON data whose `JSON.stringify` is the canonical text. */
-export function canonicalTree(value: unknown, rootPath = 'value'): Canonical {
-  return JSON.parse(canonicalize(value, rootPath)) as Canonical;
 }
 
 /**

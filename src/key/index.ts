@@ -3,9 +3,8 @@
  * keyed hashing under the schema's key salt. Importable on its own as
  * `temporal-idempotency/key`.
  */
-export { canonicalTree, canonicalize } from './canonical.js';
+export { canonicalize } from './canonical.js';
 export { InvalidKeyInputError } from './errors.js';
-export type { Canonical } from './canonical.js';
 export { KEY_FORMAT_VERSION, callKeysOf, deriveCallKeys } from './key.js';
 export type { CallKeys, CustomKeyInput, KeyInput } from './key.js';
 export { KeySalt } from './key-salt.js';

@@ -49,14 +49,10 @@ export class ClaimOperations {
     };
   }
 
-  /** Claims without an outcome first (they are the ones that need a person), oldest first. */
-  async list(filter: ListFilter): Promise<ClaimSummary[]> {
-    const claims: ClaimSummary[] = [];
-    for await (const page of this.listPages(filter)) claims.push(...page);
-    return claims;
-  }
-
-  /** `list`, a page at a time from one server-side cursor, so a caller that prints as it goes holds one page. */
+  /**
+   * Claims without an outcome first (they are the ones that need a person), oldest first, a page at a
+   * time from one server-side cursor, so a caller that prints as it goes holds one page.
+   */
   listPages(filter: ListFilter, pageSize = 1_000): AsyncGenerator<ClaimSummary[]> {
     return reads.listPages(this.context, filter, pageSize);
   }
@@ -169,13 +165,7 @@ export class ClaimOperations {
     return reads.ledgerCoverage(this.context, filter);
   }
 
-  async ledger(filter: LedgerFilter): Promise<LedgerEntry[]> {
-    const entries: LedgerEntry[] = [];
-    for await (const page of this.ledgerPages(filter)) entries.push(...page);
-    return entries;
-  }
-
-  /** `ledger`, a page at a time from one server-side cursor, as `listPages`. */
+  /** The audit ledger's calls, a page at a time from one server-side cursor, as `listPages`. */
   ledgerPages(filter: LedgerFilter, pageSize = 1_000): AsyncGenerator<LedgerEntry[]> {
     return reads.ledgerPages(this.context, filter, pageSize);
   }
