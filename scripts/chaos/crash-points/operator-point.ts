@@ -1,9 +1,10 @@
 /**
- * An operator's `resolve` killed mid-command. The charge's worker is killed after the vendor acted
- * (no reconciler), the workflow is refused and waits in `resumable()`; the person checks the vendor
- * and runs the real CLI, whose Postgres (or Temporal) connection goes through a proxy held at a drawn
- * moment, and is SIGKILLed there. Then the person looks (`show`) and finishes: `resolve` again if
- * nothing changed, else `resume` to tell the workflow.
+ * An operator's decision killed mid-command. The charge's worker is killed before or after the
+ * vendor acted (no reconciler), the workflow is refused and waits in `resumable()`; the person checks
+ * the vendor and runs the real CLI (`resolve` with the vendor's receipt, or `release`), whose Postgres
+ * (or Temporal) connection goes through a proxy held at a drawn moment, and is SIGKILLed there. Then
+ * the person looks at the claim and finishes: the same decision again if nothing changed, else
+ * `resume` to tell the workflow.
  */
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -12,33 +13,39 @@ import type { TcpProxy } from '../../../dev/tcp-proxy.js';
 import { proxyTo, temporalAddressOf } from './proxy-to.js';
 import { before } from './crash-point.js';
 import type { AfterCrashContext, CrashPoint } from './crash-point.js';
-import { vendorActed } from './attempt-points.js';
+import { killAfterTheVendor } from './first-kill.js';
 import { runCli, startCli } from './operator-cli.js';
 import { between } from './seeded-random.js';
 import { untilRefused } from './run-observations.js';
 
 /**
- * Chunks a `resolve` sends to Postgres, from the connection's start to its last statement, less one:
- * 19 measured (pg 8.23, Postgres 17), the last after the workflow was signalled. A drawn number past
- * this means "when it connects to Temporal to signal", with the record committed.
+ * Chunks each decision sends to Postgres, from the connection's start to its last statement, less
+ * one (measured on pg 8.23 and Postgres 17: resolve 19, release 15, the last after the workflow was
+ * signalled). A drawn number past this means "when it connects to Temporal to signal", with the
+ * decision committed.
  */
-const RESOLVE_POSTGRES_CHUNKS = 18;
+const POSTGRES_CHUNKS: Readonly<Record<string, number>> = { resolve: 18, release: 14 };
 /** How long a statement whose answer is held has to run in Postgres before the kill. */
 const POSTGRES_ACTS_MS = 100;
 
 export const operatorResolve: CrashPoint = {
   id: 'operator-resolve',
-  name: 'during an operator resolve',
+  name: 'during an operator resolve or release',
   reconcile: 'off',
   waitForPerson: true,
-  crash: vendorActed.crash,
+  crash: killAfterTheVendor,
   async afterCrash(context) {
     const { handle, observations, vendor, signal, note } = context;
     if (!(await untilRefused(handle, signal))) return false;
     const [claim] = await observations.claims();
     if (!claim) return false;
-    // The person checks the vendor, as the runbook says, and decides from its answer.
+    // The person checks the vendor, as the runbook says, and decides from its answer. `--force`: they
+    // know the worker is gone, so they need not wait out the attempt's deadline (start-to-close + 30 s).
     const answer = await lookUpByKey(vendor.url, claim.key);
+    if (answer.outcome === 'unknown') {
+      note(`the vendor could not tell: ${answer.reason ?? ''}`);
+      return false;
+    }
     const decision =
       answer.outcome === 'happened'
         ? ['resolve', claim.key, '--result', JSON.stringify(answer.result), '--force', '--reason', 'crash-points: the vendor has it']
@@ -48,9 +55,10 @@ export const operatorResolve: CrashPoint = {
       note(`${decision[0]} was not killed mid-command`);
       return false;
     }
-    const shown = JSON.parse(await runCli(['show', claim.key, '--json'], context.cli)) as { state: string };
-    note(`${decision[0]} killed at ${killed}; the claim was then ${shown.state}`);
-    await runCli(shown.state === 'completed' ? ['resume', claim.key] : decision, context.cli);
+    const [after] = await observations.claims();
+    const changed = after === undefined || after.state === 'completed';
+    note(`${decision[0]} killed at ${killed}; the claim was then ${after?.state ?? 'gone'}`);
+    await runCli(changed ? ['resume', claim.key] : decision, context.cli);
     return true;
   },
 };
@@ -60,8 +68,9 @@ async function killMidCommand(context: AfterCrashContext, args: readonly string[
   const postgres = await proxyTo(context.cli.databaseUrl);
   const temporal = await proxyTo(`grpc://${context.cli.temporalAddress}`);
   try {
-    const heldAt = between(context.random, 1, RESOLVE_POSTGRES_CHUNKS + 1);
-    const atTemporal = heldAt > RESOLVE_POSTGRES_CHUNKS;
+    const chunks = POSTGRES_CHUNKS[args[0]!]!;
+    const heldAt = between(context.random, 1, chunks + 1);
+    const atTemporal = heldAt > chunks;
     const held = atTemporal ? holdFirst(temporal.proxy) : holdAt(postgres.proxy, heldAt);
     const cli = startCli(args, { ...context.cli, databaseUrl: postgres.url, temporalAddress: temporalAddressOf(temporal) });
     let finished = false;

@@ -4,9 +4,9 @@
  * over). The second worker is killed too; a fresh one then finishes.
  */
 import { LOOKUP_ROUTE } from '../../../activities/fake-vendor.js';
-import { CHARGE_ROUTE } from '../../../activities/index.js';
 import { before } from './crash-point.js';
-import type { CrashContext, CrashPoint } from './crash-point.js';
+import type { CrashPoint } from './crash-point.js';
+import { killAfterTheVendor } from './first-kill.js';
 
 export const duringTakeover: CrashPoint = {
   id: 'takeover',
@@ -37,13 +37,3 @@ export const duringReconcile: CrashPoint = {
     return true;
   },
 };
-
-/** The first kill: drawn from the run's seed, before the vendor acted (it holds the request) or after (it never answers). */
-async function killAfterTheVendor({ victim, vendor, random, signal, note }: CrashContext): Promise<boolean> {
-  const acted = random() < 0.5;
-  note(acted ? 'first kill after the vendor acted' : 'first kill before the vendor acted');
-  vendor.script(CHARGE_ROUTE, acted ? 'hang-after-performing' : 'hang-before-performing');
-  if (!(await before(signal, acted ? vendor.nextAction(CHARGE_ROUTE) : vendor.nextHeld(CHARGE_ROUTE)))) return false;
-  await victim.kill();
-  return true;
-}
