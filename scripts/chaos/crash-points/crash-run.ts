@@ -74,25 +74,30 @@ export async function runCrashPoint(point: CrashPoint, seed: number, services: C
       reached = (await point.afterCrash({ ...context, signal: AbortSignal.timeout(CRASH_WAIT_MS), handle, cli })) && reached;
     }
     const outcome = await outcomeOf(handle);
-    return {
-      point: point.name,
-      seed,
-      reconcile,
-      reached,
-      orderIds: charges.map((charge) => charge.orderId),
-      outcome,
-      actions: vendor.actionsOn(CHARGE_ROUTE).map((action) => ({ orderId: (action.body as ChargeRequest).orderId, id: action.id, key: action.idempotencyKey })),
-      keysSentAgain: [...vendor.keysSentAgain(CHARGE_ROUTE).keys()],
-      refusals: await orphanRefusals(handle),
-      reconciliations: await context.observations.reconciliations(),
-      workersDiedAlone: workers.filter((worker) => worker.exitedOnItsOwn).length,
-      notes,
-      seconds: (Date.now() - started) / 1000,
-    };
+    const seen = { vendor, handle, observations: context.observations, workers };
+    return { point: point.name, seed, reconcile, reached, notes, ...(await whatWasLeft(charges, outcome, seen)), seconds: (Date.now() - started) / 1000 };
   } finally {
     await Promise.all(workers.map((worker) => worker.stop()));
     await vendor.stop();
   }
+}
+
+/** The run's facts as the vendor, the workflow's history, the ledger and the worker processes show them. */
+async function whatWasLeft(
+  charges: readonly ChargeRequest[],
+  outcome: WorkflowOutcome,
+  seen: { vendor: FakeVendor; handle: WorkflowHandle; observations: RunObservations; workers: readonly ProxiedWorker[] },
+): Promise<Omit<RunFacts, 'point' | 'seed' | 'reconcile' | 'reached' | 'notes' | 'seconds'>> {
+  const charged = seen.vendor.actionsOn(CHARGE_ROUTE);
+  return {
+    orderIds: charges.map((charge) => charge.orderId),
+    outcome,
+    actions: charged.map((action) => ({ orderId: (action.body as ChargeRequest).orderId, id: action.id, key: action.idempotencyKey })),
+    keysSentAgain: [...seen.vendor.keysSentAgain(CHARGE_ROUTE).keys()],
+    refusals: await orphanRefusals(seen.handle),
+    reconciliations: await seen.observations.reconciliations(),
+    workersDiedAlone: seen.workers.filter((worker) => worker.exitedOnItsOwn).length,
+  };
 }
 
 function chargesFor(point: CrashPoint, random: () => number): ChargeRequest[] {
