@@ -48,15 +48,19 @@ export interface CrashPoint {
   afterCrash?(context: AfterCrashContext): Promise<boolean>;
 }
 
-/** Resolves true with `promise`, or false once `signal` aborts first. */
+/** Resolves true with `promise`, or false once `signal` aborts first (or `promise` fails: the moment never came). */
 export function before(signal: AbortSignal, promise: Promise<unknown>): Promise<boolean> {
   if (signal.aborted) return Promise.resolve(false);
   return new Promise((resolve) => {
-    const onAbort = () => resolve(false);
-    signal.addEventListener('abort', onAbort, { once: true });
-    void promise.then(() => {
+    const settle = (reached: boolean) => {
       signal.removeEventListener('abort', onAbort);
-      resolve(true);
-    });
+      resolve(reached);
+    };
+    const onAbort = () => settle(false);
+    signal.addEventListener('abort', onAbort, { once: true });
+    void promise.then(
+      () => settle(true),
+      () => settle(false),
+    );
   });
 }
