@@ -191,12 +191,19 @@ export class FakeVendor extends EventEmitter<{ performed: [VendorAction]; held: 
   /**
    * `GET /v1/requests/<idempotency key>`: what became of a request sent with that key, as vendors
    * that dedup on a key let you ask. 200 with the stored response, 404 when no request with the key
-   * ever arrived, 409 while it is still being processed, 503 when scripted (`script(LOOKUP_ROUTE, 'unavailable')`).
+   * ever arrived, 409 while it is still being processed, 503 when scripted (`script(LOOKUP_ROUTE, 'unavailable')`);
+   * never, when scripted `hang-before-performing` (the asker waits; `nextHeld(LOOKUP_ROUTE)` says when).
    */
   private async lookup(req: IncomingMessage, res: ServerResponse): Promise<void> {
     this.requests.set(LOOKUP_ROUTE, this.requestsTo(LOOKUP_ROUTE) + 1);
     req.resume();
-    if (this.faults.get(LOOKUP_ROUTE)?.shift() === 'unavailable') return reply(res, 503, { error: 'lookup temporarily unavailable' });
+    const fault = this.faults.get(LOOKUP_ROUTE)?.shift();
+    if (fault === 'unavailable') return reply(res, 503, { error: 'lookup temporarily unavailable' });
+    if (fault === 'hang-before-performing') {
+      this.hanging.add(res);
+      this.emit('held', LOOKUP_ROUTE);
+      return;
+    }
     const key = decodeURIComponent(req.url!.slice(LOOKUP_PREFIX.length));
     const keyed = this.byKey.get(key);
     if (!keyed) return reply(res, 404, { error: 'no request with this idempotency key' });

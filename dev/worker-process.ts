@@ -30,6 +30,8 @@ export interface ExampleWorkerOptions {
   readonly vendorDedup?: readonly string[];
   /** Reconcile orphaned calls with the vendor's lookup before refusing them. */
   readonly reconcile?: boolean;
+  /** Serve activities only; the workflows run on another worker. */
+  readonly activitiesOnly?: boolean;
 }
 
 /** `signal`, when aborted, kills the worker (SIGTERM), also while it is still starting. */
@@ -48,6 +50,7 @@ export async function spawnExampleWorker(options: ExampleWorkerOptions, control:
       ...(options.leaseMs ? { IDEMPOTENCY_LEASE_MS: String(options.leaseMs) } : {}),
       ...(options.vendorDedup ? { VENDOR_DEDUP: options.vendorDedup.join(',') } : {}),
       ...(options.reconcile ? { RECONCILE: '1' } : {}),
+      ...(options.activitiesOnly ? { ACTIVITIES_ONLY: '1' } : {}),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -7,6 +7,9 @@
  * cannot restart that server, so it refuses to start (exit 2) unless asked for
  * `--postgres-restarts 0`: a run that never lost its database must not pass for
  * one that survived two restarts.
+ *
+ * `npm run chaos -- --crash-points`: instead, a SIGKILL at each named point of an attempt
+ * (./crash-points/command.ts).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,6 +22,7 @@ import { restartsImpossibleOn, runChaos } from './chaos.js';
 import { printReport, problemsIn } from './report.js';
 import type { ChaosReport } from './report.js';
 import { workflowInterceptorModules } from '../../dev/workflow-interceptors.js';
+import { crashPointsCommand } from './crash-points/command.js';
 
 const { values } = parseArgs({
   options: {
@@ -29,8 +33,17 @@ const { values } = parseArgs({
     'kill-every': { type: 'string' },
     reconcile: { type: 'string' },
     'postgres-restarts': { type: 'string' },
+    'crash-points': { type: 'boolean' },
+    seed: { type: 'string' },
+    'runs-per-point': { type: 'string' },
+    points: { type: 'string' },
+    concurrency: { type: 'string' },
   },
 });
+if (values['crash-points']) {
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  process.exit(await crashPointsCommand(values, console.log));
+}
 const postgresRestarts = Number(values['postgres-restarts'] ?? 2);
 if (!Number.isInteger(postgresRestarts) || postgresRestarts < 0) {
   console.error(`--postgres-restarts needs a whole number, 0 or more; got ${values['postgres-restarts']}.`);

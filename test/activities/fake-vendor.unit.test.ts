@@ -1,6 +1,6 @@
 /** The example vendor honours Idempotency-Key the way Stripe documents it. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeVendor } from '../../activities/fake-vendor.js';
+import { FakeVendor, LOOKUP_ROUTE } from '../../activities/fake-vendor.js';
 import { CHARGE_ROUTE } from '../../activities/index.js';
 
 const vendor = new FakeVendor();
@@ -59,5 +59,18 @@ describe('the example vendor', () => {
     expect(again.get('k-twice')).toBe(2);
     expect(again.has('k-after-503')).toBe(false);
     expect(vendor.actions.filter((a) => a.idempotencyKey === 'k-twice')).toHaveLength(1);
+  });
+
+  it('holds a lookup when scripted, so a harness can kill the asker while it waits, and answers the next one', async () => {
+    await charge('k-asked', { amount: 10 });
+    const held = vendor.nextHeld(LOOKUP_ROUTE);
+    vendor.script(LOOKUP_ROUTE, 'hang-before-performing');
+    const asker = new AbortController();
+    const first = fetch(`${vendor.url}/v1/requests/k-asked`, { signal: asker.signal }).catch((error: unknown) => error);
+    await held;
+    asker.abort(); // as a killed worker's connection ends
+    expect(await first).toBeInstanceOf(Error);
+    const second = await fetch(`${vendor.url}/v1/requests/k-asked`);
+    expect(second.status).toBe(200);
   });
 });

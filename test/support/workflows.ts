@@ -98,7 +98,7 @@ export async function idleThenContinue(input: { continued?: boolean }): Promise<
   await sleep(3_600_000);
 }
 
-export { chaosBatchWorkflow } from '../../scripts/chaos/workflows.js';
+export { chaosBatchWorkflow, crashPointWorkflow } from '../../scripts/chaos/workflows.js';
 
 /**
  * For review-found cases: two different actions of one activity type in one `resumable()` (a reminder, then a

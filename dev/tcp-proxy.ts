@@ -1,0 +1,95 @@
+/**
+ * A TCP proxy in front of Postgres (or any TCP service) that a test can cut, reset or stall, to
+ * take one process's connections away while the process itself stays alive. While stalled it
+ * counts what the process sends and never delivers (`droppedFromClient`), so a harness can tell,
+ * from outside, that the process has just tried to write (a record, a reply to Temporal).
+ */
+import { EventEmitter } from 'node:events';
+import { createServer, connect } from 'node:net';
+import type { Server, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+
+export class TcpProxy extends EventEmitter<{ dropped: [number]; sent: [number] }> {
+  private readonly sockets = new Set<Socket>();
+  private server: Server | undefined;
+  private severed = false;
+  private resetting = false;
+  private stalled = false;
+  private dropped = 0;
+  private sent = 0;
+
+  constructor(
+    private readonly targetHost: string,
+    private readonly targetPort: number,
+  ) {
+    super();
+  }
+
+  async start(): Promise<number> {
+    this.server = createServer((client) => {
+      if (this.resetting) return void client.resetAndDestroy();
+      if (this.severed) return void client.destroy();
+      const upstream = connect(this.targetPort, this.targetHost);
+      for (const [from, to] of [
+        [client, upstream],
+        [upstream, client],
+      ] as const) {
+        this.sockets.add(from);
+        from.on('close', () => this.sockets.delete(from));
+        from.on('error', () => undefined);
+        // Bytes that arrive while stalled are dropped, as on a half-open connection after a failover.
+        from.on('data', (chunk: Buffer) => void (this.stalled || to.write(chunk)));
+      }
+      client.on('data', () => this.countFromClient());
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  /** Drops every connection through the proxy and refuses new ones. */
+  cut(): void {
+    this.severed = true;
+    this.dropConnections();
+  }
+
+  /** Drops every connection, as a Postgres restart does; new ones are accepted. */
+  dropConnections(): void {
+    for (const socket of this.sockets) socket.destroy();
+  }
+
+  /** Answers every new connection with a TCP reset (ECONNRESET), as a firewall or a crashed proxy may. */
+  reset(): void {
+    this.resetting = true;
+  }
+
+  /** Keeps connections open but carries nothing, in either direction, until `flow()`. */
+  stall(): void {
+    this.stalled = true;
+  }
+
+  flow(): void {
+    this.stalled = false;
+  }
+
+  /** Chunks the client sent that were dropped while stalled. */
+  get droppedFromClient(): number {
+    return this.dropped;
+  }
+
+  /** Chunks the client sent that went through. */
+  get sentFromClient(): number {
+    return this.sent;
+  }
+
+  private countFromClient(): void {
+    if (this.stalled) this.emit('dropped', ++this.dropped);
+    else this.emit('sent', ++this.sent);
+  }
+
+  async stop(): Promise<void> {
+    this.cut();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+}
