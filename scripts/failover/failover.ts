@@ -1,0 +1,237 @@
+/**
+ * The failover run: worker processes (the README's registration, nothing
+ * added) reach Postgres through HAProxy; mid-run, with many calls in flight,
+ * the primary's host is killed, the standby promoted, the proxy follows. Then:
+ * which claims and records did the promotion lose, did any call run twice, is
+ * any action lost, did every workflow end completed or refused by name, did any
+ * worker die? With a synchronous standby nothing may be lost that a worker was
+ * told was kept; with an asynchronous one the figures are the README's trap.
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import type { Client } from '@temporalio/client';
+import { migrate } from '../../src/index.js';
+import { FakeVendor } from '../../activities/fake-vendor.js';
+import { CALL_ROUTE, CHARGE_ROUTE } from '../../activities/index.js';
+import type { VendorReceipt } from '../../activities/index.js';
+import { applicationFailureIn } from '../../dev/failures.js';
+import { Teardown } from '../../dev/teardown.js';
+import { spawnExampleWorker } from '../../dev/worker-process.js';
+import type { WorkerProcess } from '../../dev/worker-process.js';
+import { repeatedActions } from '../chaos/report.js';
+import type { ChaosBatch } from '../chaos/workflows.js';
+import { readClaims } from './claims-snapshot.js';
+import type { ClaimsSnapshot } from './claims-snapshot.js';
+import { FailoverCluster } from './cluster.js';
+import type { Replication } from './cluster.js';
+import { DID_NOT_END } from './report.js';
+import type { FailoverReport } from './report.js';
+import { seededRandom } from './seeded-random.js';
+
+export interface FailoverOptions {
+  readonly client: Client;
+  readonly temporalAddress: string;
+  /** Prebuilt bundle with chaosBatchWorkflow (scripts/chaos/workflows.ts). */
+  readonly workflowBundlePath: string;
+  readonly replication: Replication;
+  /** Decides where in the run the primary dies (after 20 to 50 % of the calls). */
+  readonly seed: number;
+  readonly workflows: number;
+  readonly activitiesPerWorkflow: number;
+  readonly workers: number;
+  /** One-way latency of the standby's link; default 100 ms. */
+  readonly linkDelayMs?: number;
+  /**
+   * How long the failover manager takes to call the primary dead; default 5 s, longer than an
+   * attempt's 3 s start-to-close timeout, so the calls in flight at the kill are retried meanwhile.
+   */
+  readonly detectMs?: number;
+  /** One workflow starts every this many ms, so claims are being made all through the run, at the kill too; default 150 ms. */
+  readonly startEveryMs?: number;
+  /** Workflows not ended by then count as `did not end`; default 120 s. */
+  readonly workflowDeadlineMs?: number;
+  readonly log: (line: string) => void;
+}
+
+const SCHEMA = 'failover';
+const VENDOR_LATENCY_MS = 150;
+
+export async function runFailover(options: FailoverOptions): Promise<FailoverReport> {
+  const started = Date.now();
+  const linkDelayMs = options.linkDelayMs ?? 100;
+  const detectMs = options.detectMs ?? 5_000;
+  const teardown = new Teardown();
+  const unexpectedExits: FailoverReport['unexpectedExits'][number][] = [];
+  let stopping = false;
+  try {
+    const cluster = await teardown.start(
+      () => FailoverCluster.start({ replication: options.replication, linkDelayMs, detectMs: detectMs }),
+      (started) => started.stop(),
+    );
+    const pool = await teardown.start(
+      async () => new pg.Pool({ connectionString: cluster.proxyUrl, max: 2 }).on('error', () => undefined),
+      (pool) => pool.end(),
+    );
+    await migrate(pool, { schema: SCHEMA });
+    const vendor = await teardown.start(
+      async () => {
+        const vendor = new FakeVendor({ latencyMs: VENDOR_LATENCY_MS });
+        await vendor.start();
+        return vendor;
+      },
+      (vendor) => vendor.stop(),
+    );
+    const taskQueue = `failover-${randomUUID().slice(0, 8)}`;
+    const workers = await Promise.all(
+      Array.from({ length: options.workers }, () =>
+        teardown.start(
+          () =>
+            spawnExampleWorker(
+              { temporalAddress: options.temporalAddress, databaseUrl: cluster.proxyUrl, workflowBundlePath: options.workflowBundlePath, taskQueue, vendorUrl: vendor.url, schema: SCHEMA },
+              { signal: teardown.signal },
+            ),
+          (worker) => stopWorker(worker),
+        ),
+      ),
+    );
+    for (const worker of workers) {
+      void worker.exited.then(({ code, signal }) => {
+        if (!stopping) unexpectedExits.push({ pid: worker.pid, code, signal, lastOutput: worker.output().slice(-2_000) });
+      });
+    }
+    const random = seededRandom(options.seed);
+    const total = options.workflows * options.activitiesPerWorkflow;
+    const killAfter = Math.ceil(total * (0.2 + 0.3 * random()));
+    options.log(`${options.replication}: ${options.workers} workers on ${taskQueue}, ${total} calls; the primary dies after ${killAfter}`);
+
+    let ended = false;
+    const ending = endings(options, taskQueue).finally(() => (ended = true));
+    ending.catch(() => undefined); // awaited below; a failed failover must not leave it unheard
+    while (vendor.actions.length < killAfter && !ended) await sleep(5);
+    if (ended) throw new Error(`Every workflow ended before ${killAfter} calls went out: there was no run to kill the primary in.`);
+    const actionsBeforeKill = vendor.actions.length;
+    const timeline = await cluster.failover(detectMs, (promotedUrl) => readClaims(promotedUrl, SCHEMA));
+    // Every request before this moment was claimed on the dead primary: the promoted node took no writes until now.
+    const inServiceAt = Date.now();
+    options.log(`${options.replication}: promoted after ${timeline.promotedAfterMs} ms, the proxy followed after ${timeline.followedAfterMs} ms`);
+    const outcomes = await ending;
+    // A record the attempt stopped waiting for is still written in the background: let those land.
+    await openClaimsSettled(pool);
+    stopping = true;
+    await Promise.all(workers.map((worker) => stopWorker(worker)));
+    const openClaimsAtEnd = await openClaims(pool);
+    const dead = await cluster.readDeadPrimary((url) => readClaims(url, SCHEMA));
+    const calledBeforeService = new Set(vendor.log.filter((request) => request.receivedAt < inServiceAt).map((request) => request.idempotencyKey));
+    const lost = lostAtFailover(dead, timeline.kept);
+    const performed = new Set(vendor.actions.map((action) => action.id));
+    const callsTwice = [CHARGE_ROUTE, CALL_ROUTE].flatMap((route) => [...vendor.keysSentAgain(route)].map(([key, requests]) => ({ key, requests })));
+    return {
+      replication: options.replication,
+      seed: options.seed,
+      linkDelayMs,
+      workflows: options.workflows,
+      activities: total,
+      workers: options.workers,
+      seconds: (Date.now() - started) / 1000,
+      actionsBeforeKill,
+      promotedAfterMs: timeline.promotedAfterMs,
+      followedAfterMs: timeline.followedAfterMs,
+      claimsOnDeadPrimary: dead.size,
+      openOnDeadPrimary: [...dead.values()].filter((claim) => claim.state !== 'completed').length,
+      claimsLost: lost.claims,
+      claimsLostAfterCall: lost.claims.filter((key) => calledBeforeService.has(key)),
+      recordsLost: lost.records,
+      callsTwice,
+      keysActedTwice: countKeysActedTwice(vendor),
+      actionsRepeated: repeatedActions(vendor.actions).length,
+      lostActions: outcomes.flatMap(({ workflowId, receipts }) =>
+        receipts.filter((receipt) => !performed.has(receipt.id)).map((receipt) => ({ workflowId, receipt: receipt.id })),
+      ),
+      outcomes: outcomes.reduce<Record<string, number>>((counts, { outcome }) => ({ ...counts, [outcome]: (counts[outcome] ?? 0) + 1 }), {}),
+      openClaimsAtEnd,
+      unexpectedExits,
+    };
+  } finally {
+    stopping = true;
+    await teardown.done();
+  }
+}
+
+/** Claims the dead primary had and the promoted node did not; and outcomes it had recorded that the promoted node lacked. */
+function lostAtFailover(dead: ClaimsSnapshot, kept: ClaimsSnapshot): { claims: string[]; records: string[] } {
+  const claims: string[] = [];
+  const records: string[] = [];
+  for (const [key, claim] of dead) {
+    const promoted = kept.get(key);
+    if (!promoted || promoted.token !== claim.token) claims.push(key);
+    else if (claim.state !== 'claimed' && promoted.state === 'claimed') records.push(key);
+  }
+  return { claims, records };
+}
+
+async function openClaims(pool: pg.Pool): Promise<number> {
+  const { rows } = await pool.query<{ open: number }>(`SELECT count(*)::integer AS open FROM "${SCHEMA}".claims WHERE state <> 'completed'`);
+  return rows[0]?.open ?? 0;
+}
+
+/** Waits until the number of claims without an outcome has not changed for 3 s (30 s at most). */
+async function openClaimsSettled(pool: pg.Pool): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  let last = await openClaims(pool);
+  let unchangedSince = Date.now();
+  while (Date.now() < deadline && Date.now() - unchangedSince < 3_000) {
+    await sleep(500);
+    const now = await openClaims(pool);
+    if (now !== last) [last, unchangedSince] = [now, Date.now()];
+  }
+}
+
+function countKeysActedTwice(vendor: FakeVendor): number {
+  const actions = new Map<string, number>();
+  for (const { idempotencyKey } of vendor.actions) actions.set(idempotencyKey ?? 'no key', (actions.get(idempotencyKey ?? 'no key') ?? 0) + 1);
+  return [...actions.values()].filter((count) => count > 1).length;
+}
+
+interface Ending {
+  readonly workflowId: string;
+  readonly outcome: string;
+  /** What a completed workflow got back from its calls. */
+  readonly receipts: readonly VendorReceipt[];
+}
+
+async function endings(options: FailoverOptions, taskQueue: string): Promise<Ending[]> {
+  const run = randomUUID().slice(0, 6);
+  const allEnded = new AbortController();
+  const deadline = sleep(options.workflowDeadlineMs ?? 120_000, 'deadline' as const, { signal: allEnded.signal });
+  deadline.catch(() => undefined); // aborted once every workflow has ended
+  return Promise.all(
+    Array.from({ length: options.workflows }, async (_, index): Promise<Ending> => {
+      await sleep(index * (options.startEveryMs ?? 150));
+      const workflowId = `failover-${options.replication}-${run}-${index}`;
+      const handle = await options.client.workflow.start('chaosBatchWorkflow', { taskQueue, workflowId, args: [batch(`${run}-${index}`, options.activitiesPerWorkflow)] });
+      const ended = handle.result().then(
+        (receipts: VendorReceipt[]) => ({ workflowId, outcome: 'completed', receipts }),
+        (error: unknown) => ({ workflowId, outcome: applicationFailureIn(error)?.type ?? (error instanceof Error ? error.name : String(error)), receipts: [] }),
+      );
+      const first = await Promise.race([ended, deadline]);
+      return first === 'deadline' ? { workflowId, outcome: DID_NOT_END, receipts: [] } : first;
+    }),
+  ).finally(() => allEnded.abort());
+}
+
+/** Charges and calls, each a distinct action under its own key. */
+function batch(order: string, size: number): ChaosBatch {
+  const calls = Math.floor(size / 5);
+  return {
+    charges: Array.from({ length: size - calls }, (_, i) => ({ orderId: `failover-${order}-${i}`, customerId: 'cus_failover', amountCents: 100 + i, currency: 'EUR' })),
+    calls: Array.from({ length: calls }, (_, i) => ({ to: `+49${i}`, message: `order failover-${order} line ${i}` })),
+  };
+}
+
+async function stopWorker(worker: WorkerProcess): Promise<void> {
+  worker.kill('SIGTERM');
+  const killLater = setTimeout(() => worker.kill('SIGKILL'), 15_000);
+  await worker.exited;
+  clearTimeout(killLater);
+}
