@@ -51,6 +51,11 @@ export interface FailoverOptions {
   readonly startEveryMs?: number;
   /** Workflows not ended by then count as `did not end`; default 120 s. */
   readonly workflowDeadlineMs?: number;
+  /**
+   * Aborted: everything the run started is stopped at once (Postgres too, which pg_ctl puts in a
+   * session of its own, out of reach of a terminal's Ctrl-C), and the run fails.
+   */
+  readonly signal?: AbortSignal;
   readonly log: (line: string) => void;
 }
 
@@ -64,7 +69,13 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRep
   const teardown = new Teardown();
   const unexpectedExits: FailoverReport['unexpectedExits'][number][] = [];
   let stopping = false;
+  const stopNow = () => {
+    stopping = true;
+    void teardown.run();
+  };
+  options.signal?.addEventListener('abort', stopNow, { once: true });
   try {
+    options.signal?.throwIfAborted();
     const cluster = await teardown.start(
       () => FailoverCluster.start({ replication: options.replication, linkDelayMs, detectMs: detectMs }),
       (started) => started.stop(),
@@ -108,7 +119,10 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRep
     let ended = false;
     const ending = endings(options, taskQueue).finally(() => (ended = true));
     ending.catch(() => undefined); // awaited below; a failed failover must not leave it unheard
-    while (vendor.actions.length < killAfter && !ended) await sleep(5);
+    while (vendor.actions.length < killAfter && !ended) {
+      options.signal?.throwIfAborted();
+      await sleep(5);
+    }
     if (ended) throw new Error(`Every workflow ended before ${killAfter} calls went out: there was no run to kill the primary in.`);
     const actionsBeforeKill = vendor.actions.length;
     const timeline = await cluster.failover(detectMs, (promotedUrl) => readClaims(promotedUrl, SCHEMA));
@@ -153,6 +167,7 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRep
       unexpectedExits,
     };
   } finally {
+    options.signal?.removeEventListener('abort', stopNow);
     stopping = true;
     await teardown.done();
   }

@@ -127,35 +127,34 @@ export class PostgresNode {
   }
 
   /**
-   * The host dies: the postmaster and every process it started get SIGKILL at once, with no chance to
-   * send or commit anything more. pg_ctl starts the postmaster in a session of its own, so its
-   * process group (id: the postmaster's pid) is exactly the server's processes; one signal reaches
-   * them all in the same instant. Returns the postmaster's pid.
+   * Returns how to kill this node's host: SIGKILL to the postmaster and every process it started
+   * at once, with no chance to send or commit anything more. Looked up first, so the kill itself is
+   * one synchronous step the caller times. pg_ctl starts the postmaster in a session of its own, so
+   * its process group (id: the postmaster's pid) is exactly the server's processes.
    */
-  async killHost(): Promise<number> {
+  async hostKiller(): Promise<() => void> {
     const postmaster = await this.postmasterPid();
     if (postmaster === null) throw new Error(`${this.name} is not running: there is no postmaster to kill.`);
-    if ((await processGroupOf(postmaster)) === postmaster) {
-      process.kill(-postmaster, 'SIGKILL');
-      return postmaster;
-    }
-    // Not a group leader (another pg_ctl): the postmaster first, so it starts nothing new, then what it started.
-    process.kill(postmaster, 'SIGKILL');
-    for (const pid of await childrenOf(postmaster)) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // already gone
+    if ((await processGroupOf(postmaster)) === postmaster) return () => process.kill(-postmaster, 'SIGKILL');
+    // Not a group leader (another pg_ctl): the postmaster first, so it starts nothing new, then what it had started.
+    const children = await childrenOf(postmaster);
+    return () => {
+      for (const pid of [postmaster, ...children]) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
       }
-    }
-    return postmaster;
+    };
   }
 
   /** Stops the server if it runs (fast shutdown), killing it if it does not stop. */
   async stop(): Promise<void> {
     if ((await this.postmasterPid()) === null) return;
     await postgresCommand('pg_ctl', ['-D', this.dataDirectory, '-m', 'immediate', '-w', '-t', '20', 'stop']).catch(async () => {
-      await this.killHost().catch(() => undefined);
+      const kill = await this.hostKiller().catch(() => undefined);
+      kill?.();
     });
   }
 

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DefaultLogger, Runtime, bundleWorkflowCode } from '@temporalio/worker';
 import { startTemporal } from '../../dev/temporal-server.js';
+import { exitCodeFor, firstStopSignal } from '../../dev/teardown.js';
 import { workflowInterceptorModules } from '../../dev/workflow-interceptors.js';
 import type { Replication } from './cluster.js';
 import { runFailover } from './failover.js';
@@ -43,6 +44,12 @@ const whole = (name: string, fallback: number) => {
   return value;
 };
 Runtime.install({ logger: new DefaultLogger('ERROR') });
+const interrupted = new AbortController();
+void firstStopSignal().then((signal) => {
+  console.log(`${signal}: stopping Postgres, HAProxy and the workers`);
+  process.exitCode = exitCodeFor(signal);
+  interrupted.abort();
+});
 
 const temporal = await startTemporal({ log: console.log });
 const dir = await mkdtemp(join(tmpdir(), 'temporal-idempotency-failover-run-'));
@@ -65,6 +72,7 @@ try {
       activitiesPerWorkflow: whole('activities-per-workflow', 5),
       workers: whole('workers', 3),
       linkDelayMs: whole('link-delay', 100),
+      signal: interrupted.signal,
       log: console.log,
     });
     console.log(JSON.stringify({ failover: report }));
@@ -86,4 +94,6 @@ try {
 } finally {
   await rm(dir, { recursive: true, force: true });
   await temporal.stop();
+  // The stop signals' handlers keep nothing alive; an interrupted run ends here with its signal's code.
+  if (interrupted.signal.aborted) process.exit();
 }

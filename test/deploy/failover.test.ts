@@ -27,6 +27,8 @@ describe.skipIf(!haproxyAvailable())('a Postgres failover behind HAProxy', () =>
       activitiesPerWorkflow: 5,
       workers: 2,
       workflowDeadlineMs: 60_000,
+      // Stopped before the test's own timeout: Postgres runs in a session of its own and would outlive this process.
+      signal: AbortSignal.timeout(110_000),
       log: () => undefined,
     });
     printTable([report], console.log);
