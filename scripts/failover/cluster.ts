@@ -31,6 +31,8 @@ export interface FailoverTimeline<Kept> {
   /** Milliseconds from the kill: the standby promoted, and the proxy routing to it. */
   readonly promotedAfterMs: number;
   readonly followedAfterMs: number;
+  /** When (`Date.now()`) the promoted node was put in service: no worker could write to it before. */
+  readonly inServiceAt: number;
   /** What `keep` read from the promoted node before any worker could reach it. */
   readonly kept: Kept;
 }
@@ -112,9 +114,10 @@ export class FailoverCluster {
     await this.standby.promote();
     const promotedAfterMs = Date.now() - killedAt;
     const kept = await keep(this.standby.connectionString);
+    const inServiceAt = Date.now();
     this.standbyCheck.inService = true;
     await this.proxy.routesTo(STANDBY);
-    return { promotedAfterMs, followedAfterMs: Date.now() - killedAt, kept };
+    return { promotedAfterMs, followedAfterMs: Date.now() - killedAt, inServiceAt, kept };
   }
 
   /**

@@ -13,21 +13,17 @@ import pg from 'pg';
 import type { Client } from '@temporalio/client';
 import { migrate } from '../../src/index.js';
 import { FakeVendor } from '../../activities/fake-vendor.js';
-import { CALL_ROUTE, CHARGE_ROUTE } from '../../activities/index.js';
-import type { VendorReceipt } from '../../activities/index.js';
-import { applicationFailureIn } from '../../dev/failures.js';
 import { Teardown } from '../../dev/teardown.js';
 import { spawnExampleWorker } from '../../dev/worker-process.js';
 import type { WorkerProcess } from '../../dev/worker-process.js';
 import { repeatedActions } from '../chaos/report.js';
-import type { ChaosBatch } from '../chaos/workflows.js';
 import { readClaims } from './claims-snapshot.js';
-import type { ClaimsSnapshot } from './claims-snapshot.js';
 import { FailoverCluster } from './cluster.js';
 import type { Replication } from './cluster.js';
-import { DID_NOT_END } from './report.js';
+import { callsTwice, countKeysActedTwice, lostActions, lostAtFailover, outcomeCounts } from './findings.js';
 import type { FailoverReport } from './report.js';
 import { seededRandom } from './seeded-random.js';
+import { runWorkload } from './workload.js';
 
 export interface FailoverOptions {
   readonly client: Client;
@@ -94,18 +90,7 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRep
       (vendor) => vendor.stop(),
     );
     const taskQueue = `failover-${randomUUID().slice(0, 8)}`;
-    const workers = await Promise.all(
-      Array.from({ length: options.workers }, () =>
-        teardown.start(
-          () =>
-            spawnExampleWorker(
-              { temporalAddress: options.temporalAddress, databaseUrl: cluster.proxyUrl, workflowBundlePath: options.workflowBundlePath, taskQueue, vendorUrl: vendor.url, schema: SCHEMA },
-              { signal: teardown.signal },
-            ),
-          (worker) => stopWorker(worker),
-        ),
-      ),
-    );
+    const workers = await spawnWorkers(options, teardown, { databaseUrl: cluster.proxyUrl, taskQueue, vendorUrl: vendor.url });
     for (const worker of workers) {
       void worker.exited.then(({ code, signal }) => {
         if (!stopping) unexpectedExits.push({ pid: worker.pid, code, signal, lastOutput: worker.output().slice(-2_000) });
@@ -117,7 +102,15 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRep
     options.log(`${options.replication}: ${options.workers} workers on ${taskQueue}, ${total} calls; the primary dies after ${killAfter}`);
 
     let ended = false;
-    const ending = endings(options, taskQueue).finally(() => (ended = true));
+    const ending = runWorkload({
+      client: options.client,
+      taskQueue,
+      label: options.replication,
+      workflows: options.workflows,
+      activitiesPerWorkflow: options.activitiesPerWorkflow,
+      startEveryMs: options.startEveryMs ?? 150,
+      deadlineMs: options.workflowDeadlineMs ?? 120_000,
+    }).finally(() => (ended = true));
     ending.catch(() => undefined); // awaited below; a failed failover must not leave it unheard
     while (vendor.actions.length < killAfter && !ended) {
       options.signal?.throwIfAborted();
@@ -126,8 +119,6 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRep
     if (ended) throw new Error(`Every workflow ended before ${killAfter} calls went out: there was no run to kill the primary in.`);
     const actionsBeforeKill = vendor.actions.length;
     const timeline = await cluster.failover(detectMs, (promotedUrl) => readClaims(promotedUrl, SCHEMA));
-    // Every request before this moment was claimed on the dead primary: the promoted node took no writes until now.
-    const inServiceAt = Date.now();
     options.log(`${options.replication}: promoted after ${timeline.promotedAfterMs} ms, the proxy followed after ${timeline.followedAfterMs} ms`);
     const outcomes = await ending;
     // A record the attempt stopped waiting for is still written in the background: let those land.
@@ -136,10 +127,9 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRep
     await Promise.all(workers.map((worker) => stopWorker(worker)));
     const openClaimsAtEnd = await openClaims(pool);
     const dead = await cluster.readDeadPrimary((url) => readClaims(url, SCHEMA));
-    const calledBeforeService = new Set(vendor.log.filter((request) => request.receivedAt < inServiceAt).map((request) => request.idempotencyKey));
+    // Every request before the promoted node took writes was claimed on the dead primary.
+    const calledBeforeService = new Set(vendor.log.filter((request) => request.receivedAt < timeline.inServiceAt).map((request) => request.idempotencyKey));
     const lost = lostAtFailover(dead, timeline.kept);
-    const performed = new Set(vendor.actions.map((action) => action.id));
-    const callsTwice = [CHARGE_ROUTE, CALL_ROUTE].flatMap((route) => [...vendor.keysSentAgain(route)].map(([key, requests]) => ({ key, requests })));
     return {
       replication: options.replication,
       seed: options.seed,
@@ -156,13 +146,11 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRep
       claimsLost: lost.claims,
       claimsLostAfterCall: lost.claims.filter((key) => calledBeforeService.has(key)),
       recordsLost: lost.records,
-      callsTwice,
+      callsTwice: callsTwice(vendor),
       keysActedTwice: countKeysActedTwice(vendor),
       actionsRepeated: repeatedActions(vendor.actions).length,
-      lostActions: outcomes.flatMap(({ workflowId, receipts }) =>
-        receipts.filter((receipt) => !performed.has(receipt.id)).map((receipt) => ({ workflowId, receipt: receipt.id })),
-      ),
-      outcomes: outcomes.reduce<Record<string, number>>((counts, { outcome }) => ({ ...counts, [outcome]: (counts[outcome] ?? 0) + 1 }), {}),
+      lostActions: lostActions(vendor, outcomes),
+      outcomes: outcomeCounts(outcomes),
       openClaimsAtEnd,
       unexpectedExits,
     };
@@ -171,18 +159,6 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRep
     stopping = true;
     await teardown.done();
   }
-}
-
-/** Claims the dead primary had and the promoted node did not; and outcomes it had recorded that the promoted node lacked. */
-function lostAtFailover(dead: ClaimsSnapshot, kept: ClaimsSnapshot): { claims: string[]; records: string[] } {
-  const claims: string[] = [];
-  const records: string[] = [];
-  for (const [key, claim] of dead) {
-    const promoted = kept.get(key);
-    if (!promoted || promoted.token !== claim.token) claims.push(key);
-    else if (claim.state !== 'claimed' && promoted.state === 'claimed') records.push(key);
-  }
-  return { claims, records };
 }
 
 async function openClaims(pool: pg.Pool): Promise<number> {
@@ -202,46 +178,18 @@ async function openClaimsSettled(pool: pg.Pool): Promise<void> {
   }
 }
 
-function countKeysActedTwice(vendor: FakeVendor): number {
-  const actions = new Map<string, number>();
-  for (const { idempotencyKey } of vendor.actions) actions.set(idempotencyKey ?? 'no key', (actions.get(idempotencyKey ?? 'no key') ?? 0) + 1);
-  return [...actions.values()].filter((count) => count > 1).length;
-}
-
-interface Ending {
-  readonly workflowId: string;
-  readonly outcome: string;
-  /** What a completed workflow got back from its calls. */
-  readonly receipts: readonly VendorReceipt[];
-}
-
-async function endings(options: FailoverOptions, taskQueue: string): Promise<Ending[]> {
-  const run = randomUUID().slice(0, 6);
-  const allEnded = new AbortController();
-  const deadline = sleep(options.workflowDeadlineMs ?? 120_000, 'deadline' as const, { signal: allEnded.signal });
-  deadline.catch(() => undefined); // aborted once every workflow has ended
-  return Promise.all(
-    Array.from({ length: options.workflows }, async (_, index): Promise<Ending> => {
-      await sleep(index * (options.startEveryMs ?? 150));
-      const workflowId = `failover-${options.replication}-${run}-${index}`;
-      const handle = await options.client.workflow.start('chaosBatchWorkflow', { taskQueue, workflowId, args: [batch(`${run}-${index}`, options.activitiesPerWorkflow)] });
-      const ended = handle.result().then(
-        (receipts: VendorReceipt[]) => ({ workflowId, outcome: 'completed', receipts }),
-        (error: unknown) => ({ workflowId, outcome: applicationFailureIn(error)?.type ?? (error instanceof Error ? error.name : String(error)), receipts: [] }),
-      );
-      const first = await Promise.race([ended, deadline]);
-      return first === 'deadline' ? { workflowId, outcome: DID_NOT_END, receipts: [] } : first;
-    }),
-  ).finally(() => allEnded.abort());
-}
-
-/** Charges and calls, each a distinct action under its own key. */
-function batch(order: string, size: number): ChaosBatch {
-  const calls = Math.floor(size / 5);
-  return {
-    charges: Array.from({ length: size - calls }, (_, i) => ({ orderId: `failover-${order}-${i}`, customerId: 'cus_failover', amountCents: 100 + i, currency: 'EUR' })),
-    calls: Array.from({ length: calls }, (_, i) => ({ to: `+49${i}`, message: `order failover-${order} line ${i}` })),
-  };
+/** The example worker, as users register it, reaching Postgres only through the proxy. */
+function spawnWorkers(
+  options: FailoverOptions,
+  teardown: Teardown,
+  settings: { readonly databaseUrl: string; readonly taskQueue: string; readonly vendorUrl: string },
+): Promise<WorkerProcess[]> {
+  const spawn = () =>
+    spawnExampleWorker(
+      { ...settings, temporalAddress: options.temporalAddress, workflowBundlePath: options.workflowBundlePath, schema: SCHEMA },
+      { signal: teardown.signal },
+    );
+  return Promise.all(Array.from({ length: options.workers }, () => teardown.start(spawn, stopWorker)));
 }
 
 async function stopWorker(worker: WorkerProcess): Promise<void> {
