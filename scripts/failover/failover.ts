@@ -20,7 +20,7 @@ import { repeatedActions } from '../chaos/report.js';
 import { readClaims } from './claims-snapshot.js';
 import { FailoverCluster } from './cluster.js';
 import type { Replication } from './cluster.js';
-import { callsTwice, countKeysActedTwice, lostActions, lostAtFailover, outcomeCounts } from './findings.js';
+import { callsTwice, countKeysActedTwice, lostActions, lostAtFailover, outcomeCounts, refusalCounts } from './findings.js';
 import type { FailoverReport } from './report.js';
 import { seededRandom } from './seeded-random.js';
 import { runWorkload } from './workload.js';
@@ -151,6 +151,7 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRep
       actionsRepeated: repeatedActions(vendor.actions).length,
       lostActions: lostActions(vendor, outcomes),
       outcomes: outcomeCounts(outcomes),
+      refusals: refusalCounts(outcomes),
       openClaimsAtEnd,
       unexpectedExits,
     };

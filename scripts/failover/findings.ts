@@ -37,5 +37,14 @@ export function lostActions(vendor: FakeVendor, endings: readonly Ending[]): Fai
 }
 
 export function outcomeCounts(endings: readonly Ending[]): Record<string, number> {
-  return endings.reduce<Record<string, number>>((counts, { outcome }) => ({ ...counts, [outcome]: (counts[outcome] ?? 0) + 1 }), {});
+  return countsOf(endings.map(({ outcome }) => outcome));
+}
+
+/** Failed workflows by failure type and case: `IdempotencyOrphanedClaim owner-hung`. */
+export function refusalCounts(endings: readonly Ending[]): Record<string, number> {
+  return countsOf(endings.filter(({ outcome }) => outcome !== 'completed').map(({ outcome, reason }) => (reason ? `${outcome} ${reason}` : outcome)));
+}
+
+function countsOf(names: readonly string[]): Record<string, number> {
+  return names.reduce<Record<string, number>>((counts, name) => ({ ...counts, [name]: (counts[name] ?? 0) + 1 }), {});
 }

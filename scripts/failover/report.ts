@@ -32,6 +32,8 @@ export interface FailoverReport {
   readonly lostActions: readonly { workflowId: string; receipt: string }[];
   /** How every workflow ended: `completed`, the failure type it failed with, or `did not end`. */
   readonly outcomes: Readonly<Record<string, number>>;
+  /** The workflows that did not complete, by failure type and the refusal's case. */
+  readonly refusals: Readonly<Record<string, number>>;
   /** Claims still without an outcome when every workflow had ended. */
   readonly openClaimsAtEnd: number;
   /** No worker is killed in this run: every exit before the end is one. */
@@ -71,6 +73,7 @@ const ROWS: ReadonlyArray<readonly [string, (report: FailoverReport) => string |
   ['lost actions', (r) => r.lostActions.length],
   ['workflows completed', (r) => r.outcomes['completed'] ?? 0],
   ['workflows refused by name', (r) => namedRefusals(r)],
+  ['  why', (r) => Object.entries(r.refusals).map(([why, count]) => `${count} ${why}`).join(', ') || '-'],
   ['workflows ended otherwise or not at all', (r) => r.workflows - (r.outcomes['completed'] ?? 0) - namedRefusals(r)],
   ['claims without an outcome at the end', (r) => r.openClaimsAtEnd],
   ['worker processes that exited on their own', (r) => r.unexpectedExits.length],

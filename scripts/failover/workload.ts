@@ -28,6 +28,8 @@ export interface Ending {
   readonly outcome: string;
   /** What a completed workflow got back from its calls. */
   readonly receipts: readonly VendorReceipt[];
+  /** A refusal's case (`owner-died`, `owner-hung`, …), from its details. */
+  readonly reason?: string;
 }
 
 /** Starts the workflows one after another, and resolves with how each ended. */
@@ -43,12 +45,23 @@ export async function runWorkload(options: WorkloadOptions): Promise<Ending[]> {
       const handle = await options.client.workflow.start('chaosBatchWorkflow', { taskQueue: options.taskQueue, workflowId, args: [batch(`${run}-${index}`, options.activitiesPerWorkflow)] });
       const ended = handle.result().then(
         (receipts: VendorReceipt[]) => ({ workflowId, outcome: 'completed', receipts }),
-        (error: unknown) => ({ workflowId, outcome: applicationFailureIn(error)?.type ?? (error instanceof Error ? error.name : String(error)), receipts: [] }),
+        (error: unknown) => failed(workflowId, error),
       );
       const first = await Promise.race([ended, deadline]);
       return first === 'deadline' ? { workflowId, outcome: DID_NOT_END, receipts: [] } : first;
     }),
   ).finally(() => allEnded.abort());
+}
+
+function failed(workflowId: string, error: unknown): Ending {
+  const failure = applicationFailureIn(error);
+  const reason = (failure?.details?.[0] as { reason?: unknown } | undefined)?.reason;
+  return {
+    workflowId,
+    outcome: failure?.type ?? (error instanceof Error ? error.name : String(error)),
+    receipts: [],
+    ...(typeof reason === 'string' ? { reason } : {}),
+  };
 }
 
 /** Charges and calls, each a distinct action under its own key. */
