@@ -162,19 +162,21 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRep
   }
 }
 
-async function openClaims(pool: pg.Pool): Promise<number> {
-  const { rows } = await pool.query<{ open: number }>(`SELECT count(*)::integer AS open FROM "${SCHEMA}".claims WHERE state <> 'completed'`);
-  return rows[0]?.open ?? 0;
+async function openClaims(pool: pg.Pool): Promise<FailoverReport['openClaimsAtEnd']> {
+  const { rows } = await pool.query<FailoverReport['openClaimsAtEnd'][number]>(
+    `SELECT key, state, attempt, outcome_note AS note FROM "${SCHEMA}".claims WHERE state <> 'completed' ORDER BY key`,
+  );
+  return rows;
 }
 
 /** Waits until the number of claims without an outcome has not changed for 3 s (30 s at most). */
 async function openClaimsSettled(pool: pg.Pool): Promise<void> {
   const deadline = Date.now() + 30_000;
-  let last = await openClaims(pool);
+  let last = (await openClaims(pool)).length;
   let unchangedSince = Date.now();
   while (Date.now() < deadline && Date.now() - unchangedSince < 3_000) {
     await sleep(500);
-    const now = await openClaims(pool);
+    const now = (await openClaims(pool)).length;
     if (now !== last) [last, unchangedSince] = [now, Date.now()];
   }
 }
