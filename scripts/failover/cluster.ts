@@ -1,5 +1,5 @@
 /**
- * A primary, a standby streaming from it over a zone-to-zone link, and HAProxy
+ * A primary, a standby streaming from it over a delayed link, and HAProxy
  * in front, on the machine's own Postgres binaries. `failover()` does what a
  * failover manager does when the primary's host dies: notices (after
  * `detectMs`), promotes the standby, reads what it kept, and puts it in service;
@@ -23,8 +23,6 @@ export interface ClusterOptions {
   readonly replication: Replication;
   /** One-way latency of the link the standby streams over. */
   readonly linkDelayMs: number;
-  /** How long the failover manager takes to decide the primary is dead. */
-  readonly detectMs: number;
 }
 
 export interface FailoverTimeline<Kept> {
@@ -103,7 +101,10 @@ export class FailoverCluster {
     }
   }
 
-  /** Kills the primary's host, promotes the standby, reads it with `keep`, and puts it in service. */
+  /**
+   * Kills the primary's host; after `detectMs` (the failover manager deciding it is dead) promotes
+   * the standby, reads it with `keep`, and puts it in service.
+   */
   async failover<Kept>(detectMs: number, keep: (promotedUrl: string) => Promise<Kept>): Promise<FailoverTimeline<Kept>> {
     const killHost = await this.primary.hostKiller();
     // The host and its side of the link die in the same instant.

@@ -73,7 +73,7 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRep
   try {
     options.signal?.throwIfAborted();
     const cluster = await teardown.start(
-      () => FailoverCluster.start({ replication: options.replication, linkDelayMs, detectMs: detectMs }),
+      () => FailoverCluster.start({ replication: options.replication, linkDelayMs }),
       (started) => started.stop(),
     );
     const pool = await teardown.start(
@@ -151,7 +151,7 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRep
       actionsRepeated: repeatedActions(vendor.actions).length,
       lostActions: lostActions(vendor, outcomes),
       outcomes: outcomeCounts(outcomes),
-      refusals: refusalCounts(outcomes),
+      refusals: refusalCounts(outcomes, lost.records),
       openClaimsAtEnd,
       unexpectedExits,
     };

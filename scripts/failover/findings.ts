@@ -40,9 +40,16 @@ export function outcomeCounts(endings: readonly Ending[]): Record<string, number
   return countsOf(endings.map(({ outcome }) => outcome));
 }
 
-/** Failed workflows by failure type and case: `IdempotencyOrphanedClaim owner-hung`. */
-export function refusalCounts(endings: readonly Ending[]): Record<string, number> {
-  return countsOf(endings.filter(({ outcome }) => outcome !== 'completed').map(({ outcome, reason }) => (reason ? `${outcome} ${reason}` : outcome)));
+/**
+ * Failed workflows by failure type and case, and whether the key refused is a record the promotion
+ * lost: `IdempotencyOrphanedClaim owner-died (record lost)`.
+ */
+export function refusalCounts(endings: readonly Ending[], recordsLost: readonly string[]): Record<string, number> {
+  return countsOf(
+    endings
+      .filter(({ outcome }) => outcome !== 'completed')
+      .map(({ outcome, reason, key }) => [outcome, reason, key && recordsLost.includes(key) ? '(record lost)' : undefined].filter(Boolean).join(' ')),
+  );
 }
 
 function countsOf(names: readonly string[]): Record<string, number> {

@@ -1,10 +1,10 @@
 /**
  * The network between the primary and its standby: a TCP relay that holds
  * every chunk `delayMs` before passing it on, in each direction, as a link to
- * another zone does. On localhost the standby would trail the primary by well
+ * another region does. On localhost the standby would trail the primary by well
  * under a millisecond, and an asynchronous standby would almost never miss a
- * commit; across zones it trails by the link's latency, and that is the window
- * a failover to it loses. The relay stands for the primary host's side of the
+ * commit; far away (or on a busy disk) it trails by tens or hundreds of
+ * milliseconds, and that is the window a failover to it loses. The relay stands for the primary host's side of the
  * link: when that host dies (`sever`), what it had not yet delivered dies too.
  */
 import { connect, createServer } from 'node:net';

@@ -28,8 +28,9 @@ export interface Ending {
   readonly outcome: string;
   /** What a completed workflow got back from its calls. */
   readonly receipts: readonly VendorReceipt[];
-  /** A refusal's case (`owner-died`, `owner-hung`, …), from its details. */
+  /** A refusal's case (`owner-died`, `owner-hung`, …) and the key it refused, from its details. */
   readonly reason?: string;
+  readonly key?: string;
 }
 
 /** Starts the workflows one after another, and resolves with how each ended. */
@@ -55,12 +56,13 @@ export async function runWorkload(options: WorkloadOptions): Promise<Ending[]> {
 
 function failed(workflowId: string, error: unknown): Ending {
   const failure = applicationFailureIn(error);
-  const reason = (failure?.details?.[0] as { reason?: unknown } | undefined)?.reason;
+  const { reason, key } = (failure?.details?.[0] ?? {}) as { reason?: unknown; key?: unknown };
   return {
     workflowId,
     outcome: failure?.type ?? (error instanceof Error ? error.name : String(error)),
     receipts: [],
     ...(typeof reason === 'string' ? { reason } : {}),
+    ...(typeof key === 'string' ? { key } : {}),
   };
 }
 
