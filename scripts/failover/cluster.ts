@@ -107,10 +107,10 @@ export class FailoverCluster {
    */
   async failover<Kept>(detectMs: number, keep: (promotedUrl: string) => Promise<Kept>): Promise<FailoverTimeline<Kept>> {
     const killHost = await this.primary.hostKiller();
-    // The host and its side of the link die in the same instant.
+    // The host and its side of the link die in one synchronous step.
     const killedAt = Date.now();
-    this.link.sever();
     killHost();
+    this.link.sever();
     await sleep(detectMs);
     await this.standby.promote();
     const promotedAfterMs = Date.now() - killedAt;

@@ -6,8 +6,8 @@
  * data directory belongs to that user.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
-import { appendFile, chown, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { appendFile, chown, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -127,19 +127,18 @@ export class PostgresNode {
   }
 
   /**
-   * Returns how to kill this node's host: SIGKILL to the postmaster and every process it started
-   * at once, with no chance to send or commit anything more. Looked up first, so the kill itself is
-   * one synchronous step the caller times. pg_ctl starts the postmaster in a session of its own, so
-   * its process group (id: the postmaster's pid) is exactly the server's processes.
+   * Returns how to kill this node's host: SIGKILL to the postmaster and every process it started,
+   * with no chance to send or commit anything more. Each child of the postmaster calls setsid(),
+   * so no process group holds them all, and a postmaster killed alone leaves its backends running
+   * (committing, answering) until each notices. The returned step stops the postmaster first
+   * (it forks nothing more), finds its children in /proc, and kills them all, synchronously.
    */
   async hostKiller(): Promise<() => void> {
     const postmaster = await this.postmasterPid();
     if (postmaster === null) throw new Error(`${this.name} is not running: there is no postmaster to kill.`);
-    if ((await processGroupOf(postmaster)) === postmaster) return () => process.kill(-postmaster, 'SIGKILL');
-    // Not a group leader (another pg_ctl): the postmaster first, so it starts nothing new, then what it had started.
-    const children = await childrenOf(postmaster);
     return () => {
-      for (const pid of [postmaster, ...children]) {
+      process.kill(postmaster, 'SIGSTOP');
+      for (const pid of [...childrenOf(postmaster), postmaster]) {
         try {
           process.kill(pid, 'SIGKILL');
         } catch {
@@ -183,22 +182,18 @@ function settingsText(settings: Readonly<Record<string, string>>): string {
   return `\n${quoted.join('\n')}\n`;
 }
 
-/** A process's fields from /proc/<pid>/stat (Linux) after its command: state, ppid, pgrp, … */
-async function statFields(pid: number | string): Promise<string[]> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-  // The command, in parentheses, may hold spaces: the fields start after its closing parenthesis.
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+/** The processes whose parent is `pid`, from /proc (Linux); synchronous, so nothing runs in between. */
+function childrenOf(pid: number): number[] {
+  return readdirSync('/proc').filter((entry) => /^\d+$/.test(entry) && parentOf(entry) === pid).map(Number);
 }
 
-async function processGroupOf(pid: number): Promise<number> {
-  return Number((await statFields(pid))[2]);
-}
-
-/** The processes whose parent is `pid`. */
-async function childrenOf(pid: number): Promise<number[]> {
-  const children: number[] = [];
-  for (const entry of await readdir('/proc')) {
-    if (/^\d+$/.test(entry) && Number((await statFields(entry))[1]) === pid) children.push(Number(entry));
+function parentOf(pid: string): number | null {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null; // gone meanwhile
   }
-  return children;
+  // The command, in parentheses, may hold spaces: state and ppid follow its closing parenthesis.
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
 }
