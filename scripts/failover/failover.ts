@@ -125,7 +125,8 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRep
     await openClaimsSettled(pool);
     stopping = true;
     await Promise.all(workers.map((worker) => stopWorker(worker)));
-    const openClaimsAtEnd = await openClaims(pool);
+    const calledKeys = new Set(vendor.log.map((request) => request.idempotencyKey));
+    const openClaimsAtEnd = (await openClaims(pool)).map((claim) => ({ ...claim, called: calledKeys.has(claim.key) }));
     const dead = await cluster.readDeadPrimary((url) => readClaims(url, SCHEMA));
     // Every request before the promoted node took writes was claimed on the dead primary.
     const calledBeforeService = new Set(vendor.log.filter((request) => request.receivedAt < timeline.inServiceAt).map((request) => request.idempotencyKey));
@@ -162,8 +163,8 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRep
   }
 }
 
-async function openClaims(pool: pg.Pool): Promise<FailoverReport['openClaimsAtEnd']> {
-  const { rows } = await pool.query<FailoverReport['openClaimsAtEnd'][number]>(
+async function openClaims(pool: pg.Pool): Promise<Omit<FailoverReport['openClaimsAtEnd'][number], 'called'>[]> {
+  const { rows } = await pool.query<Omit<FailoverReport['openClaimsAtEnd'][number], 'called'>>(
     `SELECT key, state, attempt, outcome_note AS note FROM "${SCHEMA}".claims WHERE state <> 'completed' ORDER BY key`,
   );
   return rows;

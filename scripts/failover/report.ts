@@ -35,7 +35,7 @@ export interface FailoverReport {
   /** The workflows that did not complete, by failure type and the refusal's case. */
   readonly refusals: Readonly<Record<string, number>>;
   /** Claims still without an outcome when every workflow had ended. */
-  readonly openClaimsAtEnd: readonly { key: string; state: string; attempt: number; note: string | null }[];
+  readonly openClaimsAtEnd: readonly { key: string; state: string; attempt: number; note: string | null; called: boolean }[];
   /** No worker is killed in this run: every exit before the end is one. */
   readonly unexpectedExits: readonly { pid: number; code: number | null; signal: string | null; lastOutput: string }[];
 }
@@ -77,6 +77,7 @@ const ROWS: ReadonlyArray<readonly [string, (report: FailoverReport) => string |
   ['workflows ended otherwise or not at all', (r) => r.workflows - (r.outcomes['completed'] ?? 0) - namedRefusals(r)],
   ['claims without an outcome at the end', (r) => r.openClaimsAtEnd.length],
   ['  of which records lost at failover', (r) => r.openClaimsAtEnd.filter(({ key }) => r.recordsLost.includes(key)).length],
+  ['  of which the vendor never got the call', (r) => r.openClaimsAtEnd.filter(({ called }) => !called).length],
   ['worker processes that exited on their own', (r) => r.unexpectedExits.length],
   ['oracle (0 double calls, 0 lost, all named)', (r) => (problemsIn(r).length === 0 ? 'holds' : 'broken')],
   ['seconds', (r) => r.seconds.toFixed(0)],
