@@ -26,6 +26,8 @@ export interface VendorRequest {
   readonly idempotencyKey: string | null;
   /** What the vendor did with it. */
   readonly handling: 'performed' | 'replayed' | 'unavailable' | 'conflict' | 'in-flight';
+  /** When it arrived (`Date.now()`), before the vendor read it: the log is ordered by when each was handled. */
+  readonly receivedAt: number;
 }
 
 /**
@@ -132,11 +134,12 @@ export class FakeVendor extends EventEmitter<{ performed: [VendorAction]; held: 
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method === 'GET' && req.url?.startsWith(LOOKUP_PREFIX)) return this.lookup(req, res);
+    const receivedAt = Date.now();
     const route = `${req.method} ${req.url}`;
     this.requests.set(route, this.requestsTo(route) + 1);
     const text = await readText(req);
     const idempotencyKey = headerValue(req.headers['idempotency-key']);
-    const logAs = (handling: VendorRequest['handling']) => this.log.push({ route, idempotencyKey, handling });
+    const logAs = (handling: VendorRequest['handling']) => this.log.push({ route, idempotencyKey, handling, receivedAt });
 
     const keyed = idempotencyKey ? this.byKey.get(idempotencyKey) : undefined;
     if (keyed) {

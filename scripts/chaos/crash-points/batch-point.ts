@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FakeVendor } from '../../../activities/fake-vendor.js';
 import { before } from './crash-point.js';
 import type { CrashPoint } from './crash-point.js';
-import { between } from './seeded-random.js';
+import { between } from '../../../dev/seeded-random.js';
 
 /** Long enough for a statement in flight to be sent; short enough that the kill still finds others unsettled. */
 const DROP_WAIT_MS = 500;

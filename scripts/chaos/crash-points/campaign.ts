@@ -12,7 +12,7 @@ import { WorkflowWorker } from './workflow-worker.js';
 import { judge } from './oracle.js';
 import type { RunVerdict } from './oracle.js';
 import type { RunFacts } from './run-facts.js';
-import { runSeed } from './seeded-random.js';
+import { runSeed } from '../../../dev/seeded-random.js';
 
 export interface CampaignOptions {
   readonly client: Client;

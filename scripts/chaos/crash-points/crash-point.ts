@@ -3,7 +3,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { FakeVendor } from '../../../activities/fake-vendor.js';
 import type { ProxiedWorker } from './proxied-worker.js';
 import type { RunObservations } from './run-observations.js';
-import type { Random } from './seeded-random.js';
+import type { Random } from '../../../dev/seeded-random.js';
 import type { CliTargets } from './operator-cli.js';
 
 export interface CrashContext {

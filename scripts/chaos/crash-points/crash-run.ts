@@ -17,7 +17,7 @@ import { spawnProxiedWorker } from './proxied-worker.js';
 import type { ProxiedWorker } from './proxied-worker.js';
 import type { RunFacts, WorkflowOutcome } from './run-facts.js';
 import { RunObservations, orphanRefusals } from './run-observations.js';
-import { seededRandom } from './seeded-random.js';
+import { seededRandom } from '../../../dev/seeded-random.js';
 
 export interface CrashRunServices {
   readonly client: Client;

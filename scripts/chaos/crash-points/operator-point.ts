@@ -15,7 +15,7 @@ import { before } from './crash-point.js';
 import type { AfterCrashContext, CrashPoint } from './crash-point.js';
 import { killAfterTheVendor } from './first-kill.js';
 import { runCli, startCli } from './operator-cli.js';
-import { between } from './seeded-random.js';
+import { between } from '../../../dev/seeded-random.js';
 import { untilRefused } from './run-observations.js';
 
 /**
