@@ -80,10 +80,12 @@ async function releaseExists(name: string, version: string): Promise<boolean> {
 /**
  * What cannot differ between the ends, left to the main run: the unit tier (pure code: keys, options,
  * decisions on the in-memory store), the Web UI's screenshot (the Temporal server's UI, not the SDK's),
- * and the demo driven end to end (every step of it is a behaviour the integration tier checks on its
- * own, and the consumer tests run a worker from the packed library on both ends).
+ * the demo driven end to end (every step of it is a behaviour the integration tier checks on its
+ * own, and the consumer tests run a worker from the packed library on both ends), and the failover
+ * (Debian's Postgres and HAProxy, the same on both ends; what a worker does on a lost connection is
+ * checked on both ends by the store-outage and chaos tests).
  */
-const NOT_REPEATED = ['test/ui/**', 'test/demo.test.ts', 'test/deploy/runbook-demo.test.ts'];
+const NOT_REPEATED = ['test/ui/**', 'test/demo.test.ts', 'test/deploy/runbook-demo.test.ts', 'test/deploy/failover.test.ts'];
 
 /** The suite's own output goes straight to the log; its JSON report gives the counts. */
 async function suite(): Promise<{ passed: number; failed: number }> {
