@@ -7,6 +7,7 @@
  * (key-salt.ts); the fingerprint of the arguments likewise, with "fingerprint\0".
  */
 import { canonicalize } from './canonical.js';
+import { InvalidKeyInputError } from './errors.js';
 import type { KeySalt } from './key-salt.js';
 import type { ScopeMaterial } from './scope.js';
 
@@ -49,6 +50,10 @@ export function deriveCallKeys(input: KeyInput, salt: KeySalt): CallKeys {
  */
 export function callKeysOf(input: Omit<KeyInput, 'semanticArgs'> | CustomKeyInput, argsText: string, salt: KeySalt): CallKeys {
   const { namespace, activityType } = input;
+  // An empty or missing custom key would give every call of the type one key: refused, as the worker refuses its key().
+  if ('customKey' in input && (typeof input.customKey !== 'string' || input.customKey === '')) {
+    throw new InvalidKeyInputError('customKey', 'a custom key is a non-empty string');
+  }
   const key =
     'customKey' in input
       ? salt.hash('key', [canonicalize({ v: KEY_FORMAT_VERSION, namespace, activityType, custom: input.customKey }, 'key()')])

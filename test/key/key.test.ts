@@ -81,6 +81,10 @@ describe('idempotency key', () => {
     expect(customKeyOf(custom)).not.toBe(customKeyOf({ ...custom, namespace: 'billing' }));
     expect(customKeyOf(custom)).toBe(customKeyOf({ ...custom }));
     expect(callKeysOf(custom, '[1]', salt).key).toBe(customKeyOf(custom));
+    // Given, but empty or missing: every call of the type would share one key.
+    for (const customKey of ['', undefined, 42]) {
+      expect(() => callKeysOf({ ...custom, customKey } as unknown as CustomKeyInput, '[]', salt)).toThrow(/customKey.*non-empty string/);
+    }
   });
 
   it('fingerprints the arguments alone, under the salt, never equal to a key', () => {
