@@ -26,6 +26,7 @@ export async function keyOfCall(operations: ClaimOperations, request: KeyRequest
   const { activityType, scope = 'workflow' } = request;
   if (!activityType) throw new CliError('key needs --activity TYPE: the activity type the worker runs.', EXIT.usage);
   if (!isScope(scope)) throw new CliError(`--scope ${JSON.stringify(scope)} is not one of ${SCOPES.join(', ')}.`, EXIT.usage);
+  if (request.customKey === '') throw new CliError("--custom-key is empty: give the string the activity type's key() returns.", EXIT.usage);
   if (request.args === undefined) {
     throw new CliError("key needs --args JSON: the activity's arguments as a JSON array (or what its keyArgs returns).", EXIT.usage);
   }

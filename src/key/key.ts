@@ -37,7 +37,8 @@ export interface CallKeys {
 
 /** The key and the fingerprint of a call, canonicalizing its arguments once (they can be large). */
 export function deriveCallKeys(input: KeyInput, salt: KeySalt): CallKeys {
-  return callKeysOf(input, canonicalize(input.semanticArgs, 'args'), salt);
+  const { namespace, activityType, scopeMaterial, semanticArgs } = input;
+  return callKeysOf({ namespace, activityType, scopeMaterial }, canonicalize(semanticArgs, 'args'), salt);
 }
 
 /**
@@ -50,16 +51,18 @@ export function deriveCallKeys(input: KeyInput, salt: KeySalt): CallKeys {
  */
 export function callKeysOf(input: Omit<KeyInput, 'semanticArgs'> | CustomKeyInput, argsText: string, salt: KeySalt): CallKeys {
   const { namespace, activityType } = input;
-  // An empty or missing custom key would give every call of the type one key: refused, as the worker refuses its key().
-  if ('customKey' in input && (typeof input.customKey !== 'string' || input.customKey === '')) {
-    throw new InvalidKeyInputError('customKey', 'a custom key is a non-empty string');
+  // Its own property only: a `customKey` inherited (a polluted prototype) must not turn every call into one key.
+  const customKey = Object.hasOwn(input, 'customKey') ? (input as CustomKeyInput).customKey : undefined;
+  // Empty, not a string, or beside a scope: every call of the type would share one key, or the wrong one be meant.
+  if (Object.hasOwn(input, 'customKey') && (typeof customKey !== 'string' || customKey === '' || Object.hasOwn(input, 'scopeMaterial'))) {
+    throw new InvalidKeyInputError('customKey', 'a custom key is a non-empty string, given instead of a scopeMaterial');
   }
   const key =
-    'customKey' in input
-      ? salt.hash('key', [canonicalize({ v: KEY_FORMAT_VERSION, namespace, activityType, custom: input.customKey }, 'key()')])
+    customKey !== undefined
+      ? salt.hash('key', [canonicalize({ v: KEY_FORMAT_VERSION, namespace, activityType, custom: customKey }, 'key()')])
       : salt.hash('key', [
           `{"activityType":${JSON.stringify(activityType)},"namespace":${JSON.stringify(namespace)},` +
-            `"scopeMaterial":${canonicalize(input.scopeMaterial, 'scopeMaterial')},"semanticArgs":`,
+            `"scopeMaterial":${canonicalize((input as Omit<KeyInput, 'semanticArgs'>).scopeMaterial, 'scopeMaterial')},"semanticArgs":`,
           argsText,
           `,"v":${KEY_FORMAT_VERSION}}`,
         ]);

@@ -95,6 +95,8 @@ describe('temporal-idempotency key', () => {
     [['--activity', 'chargeCard', '--scope', 'workflw', '--workflow', 'wf-1', '--args', '[]'], /--scope "workflw" is not one of workflow, run, call/],
     [['--activity', 'chargeCard', '--scope', 'call', '--workflow', 'wf-1', '--run', 'r-1', '--args', '[]'], /--scope call keys on --workflow, --run, --activity-id: give --activity-id/],
     [['--activity', 'chargeCard', '--args', '[]'], /keys on --activity-id: give --activity-id/],
+    // Empty, it would name no key the worker could ever claim under.
+    [['--activity', 'chargeCard', '--custom-key', '', '--args', '[]'], /--custom-key is empty/],
   ])('refuses %j by name, exit 2', async (args, message) => {
     const run = await runCli(['key', ...args, '--schema', schema.name]);
     expect(run.code).toBe(2);

@@ -81,10 +81,19 @@ describe('idempotency key', () => {
     expect(customKeyOf(custom)).not.toBe(customKeyOf({ ...custom, namespace: 'billing' }));
     expect(customKeyOf(custom)).toBe(customKeyOf({ ...custom }));
     expect(callKeysOf(custom, '[1]', salt).key).toBe(customKeyOf(custom));
-    // Given, but empty or missing: every call of the type would share one key.
+    // Given, but empty, missing, or beside a scope: every call of the type would share one key, or the wrong one be meant.
     for (const customKey of ['', undefined, 42]) {
       expect(() => callKeysOf({ ...custom, customKey } as unknown as CustomKeyInput, '[]', salt)).toThrow(/customKey.*non-empty string/);
     }
+    expect(() => callKeysOf({ ...custom, scopeMaterial: base.scopeMaterial }, '[]', salt)).toThrow(/instead of a scopeMaterial/);
+  });
+
+  it('keys a call by its scope whatever else its input carries: a stray or inherited customKey is not a custom key', () => {
+    const withStray = { ...base, customKey: 'shared' };
+    expect(deriveCallKeys(withStray, salt)).toEqual(deriveCallKeys(base, salt));
+    expect(deriveKey({ ...withStray, semanticArgs: [{ orderId: 'o-43' }] })).not.toBe(deriveKey(withStray));
+    const inherited = Object.assign(Object.create({ customKey: 'shared' }) as object, { namespace: 'default', activityType: 'chargeCard', scopeMaterial: base.scopeMaterial });
+    expect(callKeysOf(inherited as Omit<KeyInput, 'semanticArgs'>, '[1]', salt)).toEqual(callKeysOf({ namespace: 'default', activityType: 'chargeCard', scopeMaterial: base.scopeMaterial }, '[1]', salt));
   });
 
   it('fingerprints the arguments alone, under the salt, never equal to a key', () => {
