@@ -28,11 +28,16 @@ export function countKeysActedTwice(vendor: FakeVendor): number {
   return [...actions.values()].filter((count) => count > 1).length;
 }
 
-/** Receipts completed workflows hold for actions the vendor never performed. */
+/**
+ * Receipts completed workflows hold that are not the vendor's action on what they asked for: an action
+ * never performed, or another request's (two calls answered with one record).
+ */
 export function lostActions(vendor: FakeVendor, endings: readonly Ending[]): FailoverReport['lostActions'] {
-  const performed = new Set(vendor.actions.map((action) => action.id));
-  return endings.flatMap(({ workflowId, receipts }) =>
-    receipts.filter((receipt) => !performed.has(receipt.id)).map((receipt) => ({ workflowId, receipt: receipt.id })),
+  const requestOf = new Map(vendor.actions.map((action) => [action.id, JSON.stringify(action.body)]));
+  return endings.flatMap(({ workflowId, receipts, requested }) =>
+    receipts
+      .filter((receipt, index) => requestOf.get(receipt.id) !== JSON.stringify(requested[index]))
+      .map((receipt) => ({ workflowId, receipt: receipt.id })),
   );
 }
 

@@ -49,7 +49,7 @@ export function problemsIn(report: FailoverReport): string[] {
   for (const { key, requests } of report.callsTwice) problems.push(`key ${key} reached the vendor ${requests} times`);
   if (report.keysActedTwice > 0) problems.push(`${report.keysActedTwice} key(s) acted on more than once by the vendor`);
   if (report.actionsRepeated > 0) problems.push(`${report.actionsRepeated} request(s) acted on more than once, whatever their keys`);
-  for (const { workflowId, receipt } of report.lostActions) problems.push(`workflow ${workflowId} holds receipt ${receipt} for an action the vendor never performed`);
+  for (const { workflowId, receipt } of report.lostActions) problems.push(`workflow ${workflowId} holds receipt ${receipt}, which is not the vendor's action on what it asked for`);
   for (const [outcome, count] of Object.entries(report.outcomes)) {
     if (!ACCEPTED_OUTCOMES.has(outcome)) problems.push(`${count} workflow(s) ended with ${outcome}, not completion or a named refusal`);
   }

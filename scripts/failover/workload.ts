@@ -28,6 +28,8 @@ export interface Ending {
   readonly outcome: string;
   /** What a completed workflow got back from its calls. */
   readonly receipts: readonly VendorReceipt[];
+  /** What it asked the vendor for, in the order of its receipts: its charges, then its calls. */
+  readonly requested: readonly unknown[];
   /** A refusal's case (`owner-died`, `owner-hung`, …) and the key it refused, from its details. */
   readonly reason?: string;
   readonly key?: string;
@@ -43,18 +45,20 @@ export async function runWorkload(options: WorkloadOptions): Promise<Ending[]> {
     Array.from({ length: options.workflows }, async (_, index): Promise<Ending> => {
       await sleep(index * options.startEveryMs);
       const workflowId = `failover-${options.label}-${run}-${index}`;
-      const handle = await options.client.workflow.start('chaosBatchWorkflow', { taskQueue: options.taskQueue, workflowId, args: [batch(`${run}-${index}`, options.activitiesPerWorkflow)] });
+      const requests = batch(`${run}-${index}`, options.activitiesPerWorkflow);
+      const requested = [...requests.charges, ...requests.calls];
+      const handle = await options.client.workflow.start('chaosBatchWorkflow', { taskQueue: options.taskQueue, workflowId, args: [requests] });
       const ended = handle.result().then(
-        (receipts: VendorReceipt[]) => ({ workflowId, outcome: 'completed', receipts }),
-        (error: unknown) => failed(workflowId, error),
+        (receipts: VendorReceipt[]) => ({ workflowId, outcome: 'completed', receipts, requested }),
+        (error: unknown) => ({ ...failed(workflowId, error), requested }),
       );
       const first = await Promise.race([ended, deadline]);
-      return first === 'deadline' ? { workflowId, outcome: DID_NOT_END, receipts: [] } : first;
+      return first === 'deadline' ? { workflowId, outcome: DID_NOT_END, receipts: [], requested } : first;
     }),
   ).finally(() => allEnded.abort());
 }
 
-function failed(workflowId: string, error: unknown): Ending {
+function failed(workflowId: string, error: unknown): Omit<Ending, 'requested'> {
   const failure = applicationFailureIn(error);
   const { reason, key } = (failure?.details?.[0] ?? {}) as { reason?: unknown; key?: unknown };
   return {

@@ -10,8 +10,8 @@ import { before } from './crash-point.js';
 import type { CrashPoint } from './crash-point.js';
 import { between } from '../../../dev/seeded-random.js';
 
-/** Long enough for a statement in flight to be sent; short enough that the kill still finds others unsettled. */
-const DROP_WAIT_MS = 500;
+/** Long enough for a statement of the batch to be sent (records follow charges by a few ms); a run with none is not reached. */
+const DROP_WAIT_MS = 2_000;
 
 export const batchInFlight: CrashPoint = {
   id: 'batch-in-flight',
@@ -28,9 +28,10 @@ export const batchInFlight: CrashPoint = {
         : await before(signal, actions(vendor, afterActions));
     if (!reached) return false;
     victim.postgres.stall();
-    await before(signal, Promise.race([once(victim.postgres, 'dropped'), sleep(DROP_WAIT_MS)]));
+    // Reached only if the worker had a statement in flight when it died: one the held proxy dropped.
+    const dropped = await before(signal, Promise.race([once(victim.postgres, 'dropped'), sleep(DROP_WAIT_MS).then(() => Promise.reject(new Error('nothing sent')))]));
     await victim.kill();
-    return true;
+    return dropped;
   },
 };
 

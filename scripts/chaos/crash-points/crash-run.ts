@@ -18,6 +18,7 @@ import type { ProxiedWorker } from './proxied-worker.js';
 import type { RunFacts, WorkflowOutcome } from './run-facts.js';
 import { RunObservations, orphanRefusals } from './run-observations.js';
 import { seededRandom } from '../../../dev/seeded-random.js';
+import { IdempotencyOrphanedClaim } from '../../../src/index.js';
 
 export interface CrashRunServices {
   readonly client: Client;
@@ -47,6 +48,8 @@ export async function runCrashPoint(point: CrashPoint, seed: number, services: C
   const workflowId = `crash-${randomUUID()}`;
   const workers: ProxiedWorker[] = [];
   const notes: string[] = [];
+  let stopped: Promise<unknown> | undefined;
+  const stopWorkers = () => (stopped ??= Promise.all(workers.map((worker) => worker.stop())));
   const spawnWorker = async (options: { readonly vendorStalled?: boolean } = {}) => {
     const targets = { ...services, vendorUrl: vendor.url, taskQueue, leaseMs: LEASE_MS, reconcile };
     const worker = await spawnProxiedWorker(targets, options);
@@ -74,10 +77,12 @@ export async function runCrashPoint(point: CrashPoint, seed: number, services: C
       reached = (await point.afterCrash({ ...context, signal: AbortSignal.timeout(CRASH_WAIT_MS), handle, cli })) && reached;
     }
     const outcome = await outcomeOf(handle);
+    // Stopped before anything is counted: an attempt still running (a batch's, after its workflow failed) could charge after the count.
+    await stopWorkers();
     const seen = { vendor, handle, observations: context.observations, workers };
     return { point: point.name, seed, reconcile, reached, notes, ...(await whatWasLeft(charges, outcome, seen)), seconds: (Date.now() - started) / 1000 };
   } finally {
-    await Promise.all(workers.map((worker) => worker.stop()));
+    await stopWorkers();
     await vendor.stop();
   }
 }
@@ -116,7 +121,8 @@ async function outcomeOf(handle: WorkflowHandle): Promise<WorkflowOutcome> {
     (receipts: VendorReceipt[]): WorkflowOutcome => ({ kind: 'completed', receipts }),
     (error: unknown): WorkflowOutcome => {
       const type = applicationFailureIn(error)?.type ?? (error instanceof Error ? error.name : String(error));
-      return type.startsWith('Idempotency') ? { kind: 'refused', type } : { kind: 'failed', type };
+      // A crash may leave a call for a person, nothing else: a rejected record or a key reused is a failure, not a refusal.
+      return type === IdempotencyOrphanedClaim ? { kind: 'refused', type } : { kind: 'failed', type };
     },
   );
   const waited = new AbortController();
