@@ -1,12 +1,21 @@
 /**
- * A shortened chaos run (`npm run chaos` is the long one): worker processes
- * SIGKILLed at random and restarted, Postgres restarted twice, and still no key
- * reaches the vendor twice, every workflow ends completed or refused by name,
- * and no worker process dies on its own.
+ * Worker processes SIGKILLed on real services, in one file so the two runs (each dozens of worker
+ * processes) never load the machine at once:
+ * - a shortened chaos run (`npm run chaos` is the long one): workers killed at random and restarted,
+ *   Postgres restarted twice, and still no key reaches the vendor twice, every workflow ends completed
+ *   or refused by name, and no worker process dies on its own;
+ * - a worker killed at each named point of an attempt (`npm run chaos -- --crash-points` is the long
+ *   run): one seeded run per point, each kill reached from outside (the vendor, the claims table, the
+ *   worker's own TCP proxies). No order is charged twice, no workflow is told "done" with anything but
+ *   the vendor's one charge, and every workflow ends completed or refused by name.
+ *   CRASH_POINTS_SEED=<seed> replays a run.
  */
 import { describe, expect, inject, it } from 'vitest';
 import { runChaos } from '../../scripts/chaos/chaos.js';
 import { printReport, problemsIn } from '../../scripts/chaos/report.js';
+import { runCampaign } from '../../scripts/chaos/crash-points/campaign.js';
+import { CRASH_POINTS } from '../../scripts/chaos/crash-points/points.js';
+import { formatTable, pointRows, problemsIn as crashProblemsIn } from '../../scripts/chaos/crash-points/table.js';
 import { useTemporal } from '../support/temporal.js';
 
 const temporal = useTemporal();
@@ -32,4 +41,32 @@ describe('chaos', () => {
     expect(report.keysActedOnce).toBeGreaterThan(0);
     expect(Object.values(report.outcomes).reduce((a, b) => a + b, 0)).toBe(12);
   }, 300_000);
+});
+
+describe('a worker killed at every crash point', () => {
+  it('never charges an order twice, never loses one, and leaves no workflow open', async () => {
+    const seed = Number(process.env['CRASH_POINTS_SEED'] ?? Math.floor(Math.random() * 2 ** 31));
+    console.log(`crash points: seed ${seed} (CRASH_POINTS_SEED=${seed} replays it)`);
+    const runs = await runCampaign({
+      client: temporal.client,
+      temporalAddress: inject('temporalAddress'),
+      databaseUrl: inject('databaseUrl'),
+      workflowBundlePath: inject('workflowBundlePath'),
+      points: CRASH_POINTS,
+      seed,
+      runsPerPoint: 1,
+      // Three at once: each run starts several worker processes, and all nine at once starved the suite's other files.
+      concurrency: 3,
+      log: console.log,
+    });
+    console.log(formatTable(pointRows(runs, CRASH_POINTS.map((point) => point.name))));
+    expect(crashProblemsIn(runs)).toEqual([]);
+    expect(runs.map((run) => run.facts.point)).toHaveLength(CRASH_POINTS.length);
+    const total = (of: (verdict: (typeof runs)[number]['verdict']) => number) => runs.reduce((sum, run) => sum + of(run.verdict), 0);
+    expect({ doubleCalls: total((v) => v.doubleCalls), lostActions: total((v) => v.lostActions), open: total((v) => v.open) }).toEqual({
+      doubleCalls: 0,
+      lostActions: 0,
+      open: 0,
+    });
+  }, 240_000);
 });
