@@ -11,18 +11,17 @@
  * `npm run chaos -- --crash-points`: instead, a SIGKILL at each named point of an attempt
  * (./crash-points/command.ts).
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { DefaultLogger, Runtime, bundleWorkflowCode } from '@temporalio/worker';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { startTemporal } from '../../dev/temporal-server.js';
 import { restartsImpossibleOn, runChaos } from './chaos.js';
 import { printReport, problemsIn } from './report.js';
 import type { ChaosReport } from './report.js';
-import { workflowInterceptorModules } from '../../dev/workflow-interceptors.js';
 import { crashPointsCommand } from './crash-points/command.js';
+import { bundleChaosWorkflows } from './workflow-bundle.js';
 
 const { values } = parseArgs({
   options: {
@@ -63,18 +62,13 @@ Runtime.install({ logger: new DefaultLogger('ERROR') });
 const temporal = await startTemporal({ log: console.log });
 const dir = await mkdtemp(join(tmpdir(), 'temporal-idempotency-chaos-'));
 try {
-  const bundle = await bundleWorkflowCode({
-    workflowsPath: fileURLToPath(new URL('./workflows.ts', import.meta.url)),
-    workflowInterceptorModules,
-    logger: new DefaultLogger('ERROR'),
-  });
-  await writeFile(join(dir, 'workflows.js'), bundle.code);
+  const workflowBundlePath = await bundleChaosWorkflows(dir);
   const reports: ChaosReport[] = [];
   for (const reconcile of variants) {
     const report = await runChaos({
       client: temporal.env.client,
       temporalAddress: temporal.address,
-      workflowBundlePath: join(dir, 'workflows.js'),
+      workflowBundlePath,
       workflows: Number(values.workflows ?? (quick ? 20 : 100)),
       activitiesPerWorkflow: Number(values['activities-per-workflow'] ?? 5),
       workers: Number(values.workers ?? 3),

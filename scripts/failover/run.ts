@@ -6,20 +6,19 @@
  * name, a worker dead); the asynchronous run's losses are the README's trap,
  * printed, not failed on. `--seed N` repeats where the primary dies.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { DefaultLogger, Runtime, bundleWorkflowCode } from '@temporalio/worker';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { startTemporal } from '../../dev/temporal-server.js';
 import { exitCodeFor, firstStopSignal } from '../../dev/teardown.js';
-import { workflowInterceptorModules } from '../../dev/workflow-interceptors.js';
 import type { Replication } from './cluster.js';
 import { runFailover } from './failover.js';
 import { haproxyInstalled } from './haproxy.js';
 import { printTable, problemsIn } from './report.js';
 import type { FailoverReport } from './report.js';
+import { bundleChaosWorkflows } from '../chaos/workflow-bundle.js';
 
 const { values } = parseArgs({
   options: {
@@ -54,18 +53,13 @@ void firstStopSignal().then((signal) => {
 const temporal = await startTemporal({ log: console.log });
 const dir = await mkdtemp(join(tmpdir(), 'temporal-idempotency-failover-run-'));
 try {
-  const bundle = await bundleWorkflowCode({
-    workflowsPath: fileURLToPath(new URL('../chaos/workflows.ts', import.meta.url)),
-    workflowInterceptorModules,
-    logger: new DefaultLogger('ERROR'),
-  });
-  await writeFile(join(dir, 'workflows.js'), bundle.code);
+  const workflowBundlePath = await bundleChaosWorkflows(dir);
   const reports: FailoverReport[] = [];
   for (const replication of variants) {
     const report = await runFailover({
       client: temporal.env.client,
       temporalAddress: temporal.address,
-      workflowBundlePath: join(dir, 'workflows.js'),
+      workflowBundlePath,
       replication,
       seed,
       workflows: whole('workflows', 40),

@@ -4,17 +4,15 @@
  * point, prints the seed, each run, and the table; exits 1 on a double call, a lost action, a
  * workflow left open, a point not reached, or a worker that died on its own.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
 import { startPostgres } from '../../../dev/postgres.js';
 import { startTemporal } from '../../../dev/temporal-server.js';
-import { workflowInterceptorModules } from '../../../dev/workflow-interceptors.js';
 import { runCampaign } from './campaign.js';
 import { CRASH_POINTS } from './points.js';
 import { formatTable, pointRows, problemsIn } from './table.js';
+import { bundleChaosWorkflows } from '../workflow-bundle.js';
 
 export interface CrashPointsFlags {
   readonly seed?: string | undefined;
@@ -38,18 +36,13 @@ export async function crashPointsCommand(flags: CrashPointsFlags, log: (line: st
   const postgres = await startPostgres();
   const dir = await mkdtemp(join(tmpdir(), 'temporal-idempotency-crash-points-'));
   try {
-    const bundle = await bundleWorkflowCode({
-      workflowsPath: fileURLToPath(new URL('../workflows.ts', import.meta.url)),
-      workflowInterceptorModules,
-      logger: new DefaultLogger('ERROR'),
-    });
-    await writeFile(join(dir, 'workflows.js'), bundle.code);
+    const workflowBundlePath = await bundleChaosWorkflows(dir);
     const started = Date.now();
     const runs = await runCampaign({
       client: temporal.env.client,
       temporalAddress: temporal.address,
       databaseUrl: postgres.connectionString,
-      workflowBundlePath: join(dir, 'workflows.js'),
+      workflowBundlePath,
       points,
       seed,
       runsPerPoint,
