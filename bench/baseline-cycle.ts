@@ -7,13 +7,11 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { claimsSql } from '../src/store/sql/index.js';
-import { outcomeChannel } from '../src/store/identifiers.js';
 import { LEASE_MS, RESULT_JSON, nextClaimRequest } from './claim-input.js';
 
 export function baselineCycle(pool: pg.Pool, schema: string): () => Promise<void> {
   const quoted = `"${schema}"`;
   const statements = claimsSql(quoted);
-  const channel = outcomeChannel(schema);
   return async () => {
     const request = nextClaimRequest();
     const { rows } = await pool.query<{ key: string; token: string }>({
@@ -44,7 +42,7 @@ export function baselineCycle(pool: pg.Pool, schema: string): () => Promise<void
     const { rowCount } = await pool.query({
       name: `bench_complete_${schema}`,
       text: statements.complete,
-      values: [claim.key, claim.token, channel, RESULT_JSON, null, null],
+      values: [claim.key, claim.token, RESULT_JSON, null, null],
     });
     if (rowCount !== 1) throw new Error('the completing UPDATE found no claim');
   };

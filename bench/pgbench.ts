@@ -79,7 +79,6 @@ async function pgbench(connectionString: string, script: string, clients: number
  */
 export function claimScript(schema: string): string {
   const table = `"${schema}".claims`;
-  const channel = `temporal_idempotency_${schema}`.slice(0, 63);
   const result = JSON.stringify(RESULT_JSON).replaceAll("'", "''");
   return `
 INSERT INTO ${table}
@@ -95,7 +94,7 @@ UPDATE ${table}
 SET state = 'completed', result_payload = '${result}', finished_at = now()
 WHERE key = :key AND token = :token AND state = 'claimed'
 RETURNING key, awaited)
-SELECT CASE WHEN awaited THEN pg_notify('${channel}', key) END
+SELECT awaited
 FROM settled, (SELECT set_config('synchronous_commit', 'off', true)) AS relaxed;
 `;
 }

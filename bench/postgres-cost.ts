@@ -14,7 +14,6 @@ import { cpuUsed, snapshotCpu } from './cpu-usage.js';
 import type { CpuRoots } from './cpu-usage.js';
 import { storeCycle } from './store-cycle.js';
 import { claimsSql } from '../src/store/sql/index.js';
-import { outcomeChannel } from '../src/store/identifiers.js';
 import { LEASE_MS, RESULT_JSON } from './claim-input.js';
 import { localPostmasterPid } from './pg-stats.js';
 import { claimScript, pgbenchCycles, pgbenchUnavailable } from './pgbench.js';
@@ -68,10 +67,9 @@ function storeScript(schema: string, edit: { claim?: (sql: string) => string; co
   const complete = bind((edit.complete ?? ((sql) => sql))(statements.complete), {
     1: ':key',
     2: ':token',
-    3: literal(outcomeChannel(schema)),
-    4: `${literal(JSON.stringify(RESULT_JSON))}::jsonb`,
+    3: `${literal(JSON.stringify(RESULT_JSON))}::jsonb`,
+    4: 'NULL',
     5: 'NULL',
-    6: 'NULL',
   });
   // pgbench wants each statement on one line or ended by a semicolon; \gset keeps the claim's key and token.
   return `${claim.trim()} \\gset\n${complete.trim()};\n`;

@@ -36,7 +36,7 @@ export {
   migrate,
 } from './store/index.js';
 // The store's types, by what they are for: writing a store, writing a ledger, setting Postgres up, operating it.
-export type { BeginResult, Claim, ClaimRequest, ClaimState, ClaimStore, ClaimWatch, HeldClaim, Waiter, WaiterNoted } from './store/index.js';
+export type { BeginResult, Claim, ClaimRequest, ClaimState, ClaimStore, HeldClaim, Waiter, WaiterNoted } from './store/index.js';
 export type { AuditLedger, LedgerCall, LedgerOutcome } from './store/index.js';
 export type { MigrateOptions, MigrateReport, PostgresClaimStoreOptions, StoreLogger, StoreRoles } from './store/index.js';
 export type { ChangeRefusal, ClaimSummary, LedgerEntry, ListFilter, PruneCandidateWorkflow, PruneScope, PruneSummary, WorkflowRef } from './store/index.js';

@@ -230,7 +230,6 @@ function storeMethods(real: PostgresClaimStore): ClaimStore {
     markUnknown: real.markUnknown.bind(real),
     takeOver: real.takeOver.bind(real),
     renewLeases: real.renewLeases.bind(real),
-    watch: real.watch.bind(real),
     get: real.get.bind(real),
     handBack: real.handBack.bind(real),
     addWaiter: real.addWaiter.bind(real),

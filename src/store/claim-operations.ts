@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import type { Payload } from '@temporalio/common';
 import type { Claim, Waiter } from './claim-store.js';
-import { DEFAULT_SCHEMA, outcomeChannel, quoteIdentifier } from './identifiers.js';
+import { DEFAULT_SCHEMA, quoteIdentifier } from './identifiers.js';
 import { KeySalt } from '../key/index.js';
 import { assertSchemaUsable } from './schema-version.js';
 import { RecordSigner } from './record-signing.js';
@@ -43,7 +43,6 @@ export class ClaimOperations {
       pool,
       schema: this.schema,
       sql: storeSql(quoteIdentifier('schema', this.schema)),
-      channel: outcomeChannel(this.schema),
       signer: new RecordSigner(options),
       ready: () => this.schemaReady(),
     };

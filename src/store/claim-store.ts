@@ -103,17 +103,6 @@ export interface HeldClaim {
   readonly token: string;
 }
 
-/** Follows one key while an earlier attempt still runs. */
-export interface ClaimWatch {
-  /** The claim as it is now; null once it was released. */
-  current(): Promise<Claim | null>;
-  /** Resolves true when the claim may have changed, false when `timeoutMs` passed first. */
-  changed(timeoutMs: number): Promise<boolean>;
-  /** Whether changes are announced right now; when not, the caller must poll. */
-  readonly notifying: boolean;
-  close(): void;
-}
-
 export type BeginResult =
   /** This caller inserted the claim and may run the activity. */
   | { readonly won: true; readonly claim: Claim }
@@ -136,8 +125,6 @@ export interface ClaimStore {
    * A held token missing from the answer lost its claim (an operator released or resolved it).
    */
   renewLeases(claims: readonly HeldClaim[], leaseMs: number): Promise<readonly string[]>;
-  /** Starts following a key whose claim is held by someone else. */
-  watch(key: string): Promise<ClaimWatch>;
   /** Records the result of the caller's own claim. False when the claim is no longer the caller's to complete. */
   complete(claim: Claim, result: Payload): Promise<boolean>;
   /** Deletes the caller's own claim: the action did not happen. */
@@ -164,7 +151,10 @@ export interface ClaimStore {
    * claim's state as it was then: completed or gone (null), nobody waits, and the waiter is not recorded.
    */
   addWaiter(waiter: Waiter): Promise<WaiterNoted>;
-  /** The claim on `key` as it is now (null: none): to learn whether a write whose answer was lost took effect. */
+  /**
+   * The claim on `key` as it is now (null: none): to learn whether a write whose answer was lost took
+   * effect, and, read again and again, how an earlier attempt that still holds the key ended.
+   */
   get(key: string): Promise<Claim | null>;
   /**
    * After `complete` recorded, or `release` deleted, the caller's claim: the workflows refused on its

@@ -31,8 +31,3 @@ export function quoteIdentifier(what: string, value: unknown): string {
 
 /** Where `migrate()` and the store put the tables unless told otherwise. */
 export const DEFAULT_SCHEMA = 'temporal_idempotency';
-
-/** The NOTIFY channel that announces outcomes in a schema, truncated like any Postgres identifier. */
-export function outcomeChannel(schema: string): string {
-  return `temporal_idempotency_${schema}`.slice(0, 63);
-}

@@ -6,7 +6,7 @@ export { ClaimContendedError } from './claim-contended.js';
 export type { PreviousSecret, SecretMaterial, TrustOptions } from './record-signing.js';
 export type { StoreLogger } from './store-logger.js';
 export { setDefaultStoreLogger } from './store-logger.js';
-export { DEFAULT_SCHEMA, InvalidIdentifierError, outcomeChannel } from './identifiers.js';
+export { DEFAULT_SCHEMA, InvalidIdentifierError } from './identifiers.js';
 export { migrate } from './migrate.js';
 export { setStatementTimeout } from './session-settings.js';
 export { grantScript, grantStatements } from './roles.js';

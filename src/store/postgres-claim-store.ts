@@ -11,7 +11,6 @@ import type {
   ClaimRequest,
   ClaimState,
   ClaimStore,
-  ClaimWatch,
   HeldClaim,
   OutcomeNote,
   Waiter,
@@ -19,10 +18,9 @@ import type {
 } from './claim-store.js';
 import { RecordSigner } from './record-signing.js';
 import type { TrustOptions } from './record-signing.js';
-import { ClaimListener } from './claim-listener.js';
 import type { AuditLedger } from './audit-ledger.js';
 import { PostgresAuditLedger } from './postgres-audit-ledger.js';
-import { DEFAULT_SCHEMA, outcomeChannel, quoteIdentifier } from './identifiers.js';
+import { DEFAULT_SCHEMA, quoteIdentifier } from './identifiers.js';
 import { assertWorkerPrivileges } from './worker-privileges.js';
 import { SchemaNotMigratedError, assertSchemaUsable } from './schema-version.js';
 import { LATEST_MIGRATION } from './migrations/index.js';
@@ -99,7 +97,6 @@ export class PostgresClaimStore implements ClaimStore {
   readonly schema: string;
   private readonly pool: pg.Pool;
   private readonly sql: StoreSql;
-  private readonly listener: ClaimListener;
   private readonly logger: StoreLogger;
   private readonly claiming: Claiming;
   private readonly settling: Settling;
@@ -130,9 +127,7 @@ export class PostgresClaimStore implements ClaimStore {
     this.pool = pool;
     this.schema = options.schema ?? DEFAULT_SCHEMA;
     this.sql = storeSql(quoteIdentifier('schema', this.schema), { synchronousRecords: options.synchronousRecords ?? false });
-    const channel = outcomeChannel(this.schema);
     this.logger = options.logger ?? defaultStoreLogger;
-    this.listener = new ClaimListener(connectionConfigOf(pool), channel, this.logger);
     // Named by schema and statement set, so two stores on one pool never share a name for two texts.
     const statementSet = `${this.schema}/${options.synchronousRecords ? 'synchronous' : 'relaxed'}-records`;
     const statementPrefix = options.preparedStatements === false ? null : `ti_${createHash('sha256').update(statementSet).digest('hex').slice(0, 12)}`;
@@ -140,7 +135,6 @@ export class PostgresClaimStore implements ClaimStore {
     this.context = {
       pool,
       sql: this.sql,
-      channel,
       signer,
       logger: this.logger,
       query: (name, text, values, timeoutMs) => runStatement(pool, statementPrefix, name, text, values, timeoutMs),
@@ -234,43 +228,19 @@ export class PostgresClaimStore implements ClaimStore {
     return rows.map((row) => row.token);
   }
 
-  async watch(key: string): Promise<ClaimWatch> {
-    const follow = await this.listener.follow(key);
-    const listener = this.listener;
-    let marked = false;
-    return {
-      current: () => {
-        if (marked) return this.get(key);
-        marked = true; // the first read also flags the claim as awaited, so that its outcome is announced
-        return this.markAwaited(key);
-      },
-      changed: follow.changed,
-      get notifying() {
-        return listener.notifying;
-      },
-      close: follow.close,
-    };
-  }
-
   /**
-   * Closes the store's own LISTEN connection (the pool stays the caller's). A claim whose insert was
-   * cut in flight is still looked for, through the pool, until its time is up (twice the lease), and
+   * Waits for what the store still does on its own (the pool stays the caller's): a claim whose insert
+   * was cut in flight is looked for, through the pool, until its time is up (twice the lease), and
    * undone if it committed; a pool ended before then leaves it to be refused, with a warning.
    */
   async close(): Promise<void> {
-    await Promise.all([this.listener.stop(), this.claiming.stop()]);
+    await this.claiming.stop();
   }
 
   /** A ghost (a claim whose caller was told it failed) undone while someone was refused on it: they must hear so. */
   private ghostReleased(ghost: HeldClaim): void {
     this.settling.noteAwaitedCompletion(ghost.token);
     for (const listener of this.ghostListeners) listener(ghost);
-  }
-
-  /** Reads the claim and flags it as awaited, so that its outcome is announced. */
-  private async markAwaited(key: string): Promise<Claim | null> {
-    const { rows } = await this.pool.query<ClaimRow>(this.sql.claims.markAwaited, [key]);
-    return rows[0] ? this.context.claimOf(rows[0]) : null;
   }
 
   /**
@@ -341,13 +311,4 @@ function runStatement<R extends pg.QueryResultRow>(
   const config: pg.QueryConfig & { query_timeout?: number } = prefix ? { name: `${prefix}_${name}`, text, values } : { text, values };
   if (timeoutMs !== undefined) config.query_timeout = Math.max(1, Math.round(timeoutMs));
   return pool.query<R>(config);
-}
-
-/**
- * What the store's own LISTEN connection connects with: the pool's settings, with a connect timeout
- * and TCP keepalive, so a connection that a failover left half-open is noticed and replaced.
- */
-function connectionConfigOf(pool: pg.Pool): pg.ClientConfig {
-  const options = (pool as unknown as { options?: pg.ClientConfig }).options ?? {};
-  return { ...options, connectionTimeoutMillis: options.connectionTimeoutMillis || 5_000, keepAlive: true };
 }

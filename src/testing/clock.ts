@@ -8,11 +8,6 @@ import { InvalidArgumentError } from '../errors.js';
 export interface Clock {
   /** Milliseconds since the epoch, as `Date.now()`. */
   now(): number;
-  /**
-   * Optional: calls `listener` whenever the time jumps, so a store can wake attempts waiting for a
-   * lease to lapse. Returns how to stop listening.
-   */
-  onAdvance?(listener: () => void): () => void;
 }
 
 /** The process's own clock: leases lapse in real time. */
@@ -21,7 +16,6 @@ export const systemClock: Clock = { now: () => Date.now() };
 /** A clock that moves only when the test says so. */
 export class ManualClock implements Clock {
   private current: number;
-  private readonly listeners = new Set<() => void>();
 
   /** Starts at `start` (default: the real time now). */
   constructor(start: number | Date = Date.now()) {
@@ -38,12 +32,6 @@ export class ManualClock implements Clock {
       throw new InvalidArgumentError('ms', `ManualClock.advance(ms) needs a finite number of milliseconds, 0 or more; got ${String(ms)}.`);
     }
     this.current += ms;
-    for (const listener of [...this.listeners]) listener();
-  }
-
-  onAdvance(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => void this.listeners.delete(listener);
   }
 }
 

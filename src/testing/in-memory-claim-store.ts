@@ -10,7 +10,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Payload } from '@temporalio/common';
-import type { BeginResult, Claim, ClaimRequest, ClaimState, ClaimStore, ClaimWatch, HeldClaim, OutcomeNote, Waiter, WaiterNoted } from '../store/claim-store.js';
+import type { BeginResult, Claim, ClaimRequest, ClaimState, ClaimStore, HeldClaim, OutcomeNote, Waiter, WaiterNoted } from '../store/claim-store.js';
 import { KeySalt } from '../key/index.js';
 import { ClaimNotFoundError } from '../store/operator-errors.js';
 import { payloadFromJson, payloadToJson } from '../store/payload-json.js';
@@ -57,11 +57,8 @@ interface Row {
 export class InMemoryClaimStore implements ClaimStore {
   readonly clock: Clock;
   private readonly rows = new Map<string, Row>();
-  /** Workflows refused on a key, by key, namespace and workflow id (one entry each, as in Postgres). */
   /** Workflows refused on a key, and when each was last told of its outcome (null: never). */
   private readonly waiting = new Map<string, Waiter & { refusedAt: number; toldAt: number | null }>();
-  /** Who follows each key's outcome. */
-  private readonly followers = new Map<string, Set<() => void>>();
   /** Tokens of claims settled while someone was refused on them, until their settler asks `waitersToTell`. */
   private readonly awaitedSettlements = new Set<string>();
   private ledger: InMemoryAuditLedger | undefined;
@@ -78,7 +75,6 @@ export class InMemoryClaimStore implements ClaimStore {
     this.clock = clock;
     this.salt = new KeySalt(options?.keySalt ?? randomBytes(32));
     // A jump in time may have ended an owner's lease: let every waiting attempt read again.
-    clock.onAdvance?.(() => this.wakeAll());
   }
 
   async keySalt(): Promise<KeySalt> {
@@ -226,38 +222,6 @@ export class InMemoryClaimStore implements ClaimStore {
     return renewed;
   }
 
-  async watch(key: string): Promise<ClaimWatch> {
-    let wake: (() => void) | undefined;
-    let missed = false; // an outcome that came while nobody waited for the next one
-    const follower = () => (wake ? wake() : (missed = true));
-    const forKey = this.followers.get(key) ?? new Set();
-    forKey.add(follower);
-    this.followers.set(key, forKey);
-    return {
-      current: () => this.get(key),
-      changed: (timeoutMs) =>
-        new Promise<boolean>((resolve) => {
-          if (missed) {
-            missed = false;
-            return resolve(true);
-          }
-          const finish = (changed: boolean) => {
-            clearTimeout(timer);
-            if (wake === onWake) wake = undefined;
-            resolve(changed);
-          };
-          const onWake = () => finish(true);
-          const timer = setTimeout(() => finish(false), timeoutMs);
-          wake = onWake;
-        }),
-      notifying: true,
-      close: () => {
-        forKey.delete(follower);
-        if (forKey.size === 0 && this.followers.get(key) === forKey) this.followers.delete(key);
-      },
-    };
-  }
-
   async addWaiter(waiter: Waiter): Promise<WaiterNoted> {
     const { key, namespace, workflowId, runId, activityType } = waiter;
     const id = `${key}\u0000${namespace}\u0000${workflowId}`;
@@ -306,17 +270,12 @@ export class InMemoryClaimStore implements ClaimStore {
     if (row.awaited) this.awaitedSettlements.add(row.token);
   }
 
-  /** Changes the caller's own claim, if it still holds it and it has no outcome yet, and wakes whoever waits on it. */
+  /** Changes the caller's own claim, if it still holds it and it has no outcome yet. */
   private settle(claim: Claim, change: (row: Row, now: number) => void): boolean {
     const row = this.rows.get(claim.key);
     if (row?.token !== claim.token || row.state !== 'claimed') return false;
     change(row, this.clock.now());
-    for (const wake of this.followers.get(claim.key) ?? []) wake();
     return true;
-  }
-
-  private wakeAll(): void {
-    for (const followers of this.followers.values()) for (const wake of followers) wake();
   }
 
   /** A fresh copy (callers cannot change the store through it), with the owner's liveness judged now. */

@@ -312,22 +312,18 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
       ownerAttempt: claim.attempt,
       owner: claim.claimedBy,
     });
-    const watch = await this.storeCall(request, () => this.deps.options.store.watch(claim.key));
-    try {
-      // A waiting attempt keeps the details the previous attempt heartbeated, so they survive this one.
-      const details: unknown = this.context.info.heartbeatDetails;
-      const outcome = await waitForOwner(watch, () => this.storeCall(request, () => watch.current()), {
-        deadline: this.waitDeadline(),
-        pollMs: this.deps.options.pollMs,
-        signal: this.context.cancellationSignal,
-        heartbeat: () => this.context.heartbeat(details),
-      });
-      if (outcome.kind === 'released') return { kind: 'retry' };
-      if (outcome.kind === 'busy') throw claimBusy(outcome.claim, request, Date.now() - this.startedAt);
-      return this.answerFromClaim(outcome.claim, request, identity);
-    } finally {
-      watch.close();
-    }
+    const { store, pollMs } = this.deps.options;
+    // A waiting attempt keeps the details the previous attempt heartbeated, so they survive this one.
+    const details: unknown = this.context.info.heartbeatDetails;
+    const outcome = await waitForOwner(() => this.storeCall(request, () => store.get(claim.key)), {
+      deadline: this.waitDeadline(),
+      pollMs,
+      signal: this.context.cancellationSignal,
+      heartbeat: () => this.context.heartbeat(details),
+    });
+    if (outcome.kind === 'released') return { kind: 'retry' };
+    if (outcome.kind === 'busy') throw claimBusy(outcome.claim, request, Date.now() - this.startedAt);
+    return this.answerFromClaim(outcome.claim, request, identity);
   }
 
   private attempt(): Attempt {

@@ -141,7 +141,7 @@ export interface ResolvedOptions {
   readonly leaseMs: number;
   readonly maxWaitMs: number;
   readonly reconcileTimeoutMs: number;
-  /** How often a waiting attempt re-reads the claim when no notification comes. */
+  /** How often an attempt waiting for a live owner re-reads the claim. */
   readonly pollMs: number;
   readonly auditLedger: AuditLedger | undefined;
   /** The settings of an activity type; the first time a type without settings runs, warns of a near-miss name. */
@@ -155,14 +155,12 @@ export interface ResolvedOptions {
 /** Below this, a GC pause or a slow renewal would make a live owner look dead. */
 const MIN_LEASE_MS = 1_000;
 
-/** What every ClaimStore must do; the rest of its methods are optional. */
 /** The methods of ClaimStore that are not optional; the type below fails to compile when one is left out. */
 type RequiredStoreMethod = { [Name in keyof ClaimStore]-?: object extends Pick<ClaimStore, Name> ? never : Name }[keyof ClaimStore];
 const REQUIRED_STORE_METHODS = [
   'keySalt',
   'begin',
   'renewLeases',
-  'watch',
   'get',
   'complete',
   'release',

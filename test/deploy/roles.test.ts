@@ -5,8 +5,7 @@
  * appends to the ledger and records a refused workflow, and the operator runs
  * every CLI command. Each is also refused what it must not do. They work in a
  * database of their own, set up as the README says: CONNECT taken from PUBLIC
- * and given to the three roles, so a fourth role cannot connect (nor LISTEN or
- * NOTIFY).
+ * and given to the three roles, so a fourth role cannot connect.
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -76,7 +75,7 @@ beforeAll(async () => {
   rig.on('error', () => undefined);
   for (const name of [...Object.values(role), outsider]) await rig.query(`CREATE ROLE "${name}" LOGIN PASSWORD '${PASSWORD}'`);
   // As the README's Roles section says, once, as a superuser: the migrator creates the schema on its
-  // first run, and so owns it; only the three roles may connect (and so LISTEN or NOTIFY).
+  // first run, and so owns it; only the three roles may connect.
   await admin.query(`GRANT CREATE ON DATABASE "${database}" TO "${role.migrator}"`);
   await admin.query(`REVOKE CONNECT ON DATABASE "${database}" FROM PUBLIC`);
   await admin.query(`GRANT CONNECT ON DATABASE "${database}" TO "${role.migrator}", "${role.worker}", "${role.operator}"`);
@@ -244,7 +243,7 @@ describe('least-privilege roles', () => {
     expect(trail.rows.map((row) => row.action)).toEqual(expect.arrayContaining(['resolve', 'release', 're-sign', 'prune', 'prune-ledger']));
   });
 
-  it('a role not granted CONNECT cannot connect, so it can neither LISTEN for keys nor NOTIFY waiters', async () => {
+  it('a role not granted CONNECT cannot connect', async () => {
     const client = new pg.Client({ connectionString: urlFor(outsider) });
     const refusal = await client.connect().then(
       () => null,

@@ -2,7 +2,7 @@
  * What every ClaimStore must do, as the interceptor relies on it: one suite,
  * run against PostgresClaimStore (real Postgres) and the in-memory store of
  * `temporal-idempotency/testing`, so the two cannot drift. A store's own
- * mechanics (NOTIFY, migrations, its clock) are tested beside it, not here.
+ * mechanics (migrations, its clock) are tested beside it, not here.
  */
 import { randomUUID } from 'node:crypto';
 import { defaultPayloadConverter } from '@temporalio/common';
@@ -282,85 +282,6 @@ export function describeClaimStoreContract(name: string, subject: () => StoreUnd
       expect([...renewed].sort()).toEqual(held.map((claim) => claim.token).sort());
       await subject().elapse(SHORT_LEASE_MS * 2);
       for (const claim of held) expect((await store().get(claim.key))?.ownerAlive).toBe(true);
-    });
-  });
-
-  describe(`${name} keeps the ClaimStore contract: waiting for another attempt`, () => {
-    it('wakes a watcher as soon as the owner records its outcome', async () => {
-      const claim = request();
-      const { claim: held } = await store().begin(claim, LEASE_MS);
-      const watch = await store().watch(claim.key);
-      try {
-        expect((await watch.current())?.state).toBe('claimed');
-        const woken = watch.changed(20_000);
-        const started = Date.now();
-        await store().complete(held, payload('done'));
-        expect(await woken).toBe(true);
-        expect(Date.now() - started).toBeLessThan(2_000);
-        expect(valueOf(await watch.current())).toBe('done');
-      } finally {
-        watch.close();
-      }
-    });
-
-    it('wakes a watcher when the owner marks its outcome unknown', async () => {
-      const claim = request();
-      const { claim: held } = await store().begin(claim, LEASE_MS);
-      const watch = await store().watch(claim.key);
-      try {
-        await watch.current();
-        const woken = watch.changed(20_000);
-        await store().markUnknown(held, { summary: 'ambiguous', detail: null });
-        expect(await woken).toBe(true);
-        expect((await watch.current())?.state).toBe('unknown');
-      } finally {
-        watch.close();
-      }
-    });
-
-    it('lets a watcher notice a release: the claim is gone', async () => {
-      const claim = request();
-      const { claim: held } = await store().begin(claim, LEASE_MS);
-      const watch = await store().watch(claim.key);
-      try {
-        await watch.current();
-        const woken = watch.changed(20_000);
-        await store().release(held);
-        expect(await woken).toBe(true);
-        expect(await watch.current()).toBeNull();
-      } finally {
-        watch.close();
-      }
-    });
-
-    it('keeps an outcome that came before the watcher asked, so the wait does not miss it', async () => {
-      const claim = request();
-      const { claim: held } = await store().begin(claim, LEASE_MS);
-      const watch = await store().watch(claim.key);
-      try {
-        await watch.current();
-        await store().complete(held, payload('done'));
-        const started = Date.now();
-        expect(await watch.changed(20_000)).toBe(true);
-        expect(Date.now() - started).toBeLessThan(2_000);
-      } finally {
-        watch.close();
-      }
-    });
-
-    it('tells a watcher nothing changed once its timeout passes with the owner still at work', async () => {
-      const claim = request();
-      await store().begin(claim, LEASE_MS);
-      const watch = await store().watch(claim.key);
-      try {
-        await watch.current();
-        const started = Date.now();
-        expect(await watch.changed(150)).toBe(false);
-        expect(Date.now() - started).toBeGreaterThanOrEqual(140);
-        expect((await watch.current())?.state).toBe('claimed');
-      } finally {
-        watch.close();
-      }
     });
   });
 

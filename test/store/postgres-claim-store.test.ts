@@ -1,7 +1,7 @@
 /**
  * PostgresClaimStore: the ClaimStore contract every store keeps (shared with the
  * in-memory store of `temporal-idempotency/testing`), and what only Postgres
- * does: NOTIFY only for awaited claims, migrations, schema names.
+ * does: migrations, schema names.
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -9,7 +9,6 @@ import pg from 'pg';
 import { describe, expect, inject, it } from 'vitest';
 import { ClaimOperations, InvalidIdentifierError, PostgresClaimStore, SchemaNotMigratedError, migrate } from '../../src/index.js';
 import type { Waiter } from '../../src/index.js';
-import { defaultPayloadConverter } from '@temporalio/common';
 import { MIGRATIONS } from '../../src/store/migrations/index.js';
 import { useTestSchema } from '../support/schema.js';
 import { claimRequest } from '../support/claims.js';
@@ -51,31 +50,6 @@ FROM "${schema.name}".waiters WHERE key = $1`,
   },
   recordedArguments: (key) => new ClaimOperations(schema.pool, { schema: schema.name }).recordedArguments(key),
 }));
-
-describe('PostgresClaimStore on its own', () => {
-  it('sends no NOTIFY for a claim nobody waits on, so plain completions do not serialize on it', async () => {
-    const listener = new pg.Client({ connectionString: inject('databaseUrl') });
-    await listener.connect();
-    const heard: string[] = [];
-    listener.on('notification', (message) => heard.push(message.payload ?? ''));
-    await listener.query(`LISTEN "temporal_idempotency_${schema.name}"`);
-    try {
-      const quiet = request();
-      const { claim: quietClaim } = await schema.store.begin(quiet, LEASE_MS);
-      await schema.store.complete(quietClaim, defaultPayloadConverter.toPayload(1));
-      const awaited = request();
-      const { claim: awaitedClaim } = await schema.store.begin(awaited, LEASE_MS);
-      const watch = await schema.store.watch(awaited.key);
-      await watch.current();
-      await schema.store.release(awaitedClaim);
-      watch.close();
-      await sleep(300);
-      expect(heard).toEqual([awaited.key]);
-    } finally {
-      await listener.end();
-    }
-  });
-});
 
 describe('migrate', () => {
   it('is safe when many workers run it at once, and applies each migration once', async () => {

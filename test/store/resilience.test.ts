@@ -10,7 +10,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { defaultPayloadConverter } from '@temporalio/common';
 import { PostgresClaimStore } from '../../src/index.js';
 import type { StoreLogger } from '../../src/index.js';
 import { LeaseKeeper } from '../../src/worker/lease-keeper.js';
@@ -77,24 +76,6 @@ describe('connections taken away', () => {
     expect(Date.now() - started).toBeLessThan(3_000);
     proxy.flow();
     expect(await store.renewLeases([claim], 60_000, 2_000)).toEqual([claim.token]);
-  });
-
-  it('lets an attempt wait on a claim through a pool of one connection (the LISTEN has its own)', async () => {
-    const store = new PostgresClaimStore({ pool: poolFor(inject('databaseUrl'), { max: 1 }), schema: schema.name });
-    const request = claimRequest();
-    const { claim } = await store.begin(request, 60_000);
-    const watch = await store.watch(request.key);
-    try {
-      const first = await Promise.race([watch.current(), sleep(5_000).then(() => 'hung' as const)]);
-      expect(first).not.toBe('hung');
-      const woken = watch.changed(10_000);
-      await store.complete(claim, defaultPayloadConverter.toPayload('done'));
-      expect(await woken).toBe(true);
-      expect((await watch.current())?.state).toBe('completed');
-    } finally {
-      watch.close();
-      await store.close();
-    }
   });
 });
 

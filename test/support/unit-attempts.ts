@@ -15,15 +15,15 @@ import { RESUME_KEY_HEADER } from '../../src/call-headers.js';
 import type { ResumeKey } from '../../src/call-headers.js';
 import type { Payload } from '@temporalio/common';
 import { idempotencyInterceptors } from '../../src/index.js';
-import type { BeginResult, Claim, ClaimRequest, ClaimWatch, LedgerCall, Waiter, WaiterNoted } from '../../src/index.js';
+import type { BeginResult, Claim, ClaimRequest, LedgerCall, Waiter, WaiterNoted } from '../../src/index.js';
 import type { KeySalt } from '../../src/key/index.js';
 import type { OutcomeNote } from '../../src/store/claim-store.js';
 import { IdempotentActivityEnvironment, InMemoryAuditLedger, InMemoryClaimStore, ManualClock } from '../../src/testing/index.js';
 import type { Clock, IdempotentActivityEnvironmentOptions } from '../../src/testing/index.js';
 
 /**
- * The store operations a test can make fail or stall: the claim store's, `current` (a waiter's
- * re-read of the claim it follows), and `recordStart` of the audit ledger kept beside the claims.
+ * The store operations a test can make fail or stall: the claim store's, and `recordStart` of the
+ * audit ledger kept beside the claims.
  */
 export type StoreOperation =
   | 'keySalt'
@@ -32,8 +32,7 @@ export type StoreOperation =
   | 'release'
   | 'markUnknown'
   | 'takeOver'
-  | 'watch'
-  | 'current'
+  | 'get'
   | 'addWaiter'
   | 'recordStart';
 
@@ -65,7 +64,7 @@ export class FaultyClaimStore extends InMemoryClaimStore {
 
   /**
    * `operation` rejects with `error` the next `times` times it is asked for; `error` may be made from
-   * the key asked about (`begin`, `watch`, `current`), as the store's own errors name it.
+   * the key asked about (`begin`, `get`), as the store's own errors name it.
    */
   fail(operation: StoreOperation, error: unknown = connectionRefused(), times = Number.POSITIVE_INFINITY): void {
     this.faults.set(operation, { error, times });
@@ -118,18 +117,9 @@ export class FaultyClaimStore extends InMemoryClaimStore {
     return super.takeOver(orphan, request, leaseMs, note);
   }
 
-  override async watch(key: string): Promise<ClaimWatch> {
-    await this.ask('watch', key);
-    const watch = await super.watch(key);
-    return {
-      current: async () => {
-        await this.ask('current', key);
-        return watch.current();
-      },
-      changed: (timeoutMs) => watch.changed(timeoutMs),
-      notifying: watch.notifying,
-      close: () => watch.close(),
-    };
+  override async get(key: string): Promise<Claim | null> {
+    await this.ask('get', key);
+    return super.get(key);
   }
 
   override async addWaiter(waiter: Waiter): Promise<WaiterNoted> {

@@ -1,7 +1,7 @@
 /**
- * `IdempotencyPlugin` closes the store's own connections when the worker stops, but a store can serve
- * several workers of one process (two task queues): it closes when the last of them stops, so the
- * others keep their LISTEN connection and the store keeps undoing their cut claims.
+ * `IdempotencyPlugin` closes the store when the worker stops, but a store can serve several workers
+ * of one process (two task queues): it closes when the last of them stops, so the store keeps
+ * undoing the others' cut claims.
  */
 import { describe, expect, it, vi } from 'vitest';
 import type { Worker } from '@temporalio/worker';

@@ -53,15 +53,14 @@ function pluginsIn<Activities extends object>(
   return order === 'idempotency first' ? [idempotency, openTelemetryPlugin()] : [openTelemetryPlugin(), idempotency];
 }
 
-/** A store that says when an attempt first waits on a claim (watches it for its owner's outcome). */
-class StoreWatchedOnce extends PostgresClaimStore {
-  private onWatch = () => undefined as void;
-  readonly watched = new Promise<void>((resolve) => (this.onWatch = resolve));
+/** A store that says when an attempt first reads a claim (as one waiting for its owner's outcome does). */
+class StoreWaitedOn extends PostgresClaimStore {
+  private onRead = () => undefined as void;
+  readonly waitedOn = new Promise<void>((resolve) => (this.onRead = resolve));
 
-  override async watch(key: string): ReturnType<PostgresClaimStore['watch']> {
-    const watch = await super.watch(key);
-    this.onWatch();
-    return watch;
+  override async get(key: string): ReturnType<PostgresClaimStore['get']> {
+    this.onRead();
+    return super.get(key);
   }
 }
 
@@ -155,13 +154,13 @@ describe('with the OpenTelemetry interceptors registered', () => {
 
   it('a wait for a live owner is a child span, and the owner\'s result is the answer', async () => {
     const bodyAttempts: number[] = [];
-    const waiting = new StoreWatchedOnce({ pool: schema.pool, schema: schema.name });
+    const waiting = new StoreWaitedOn({ pool: schema.pool, schema: schema.name });
     const activities = {
       slowSend: async () => {
         const { attempt } = Context.current().info;
         bodyAttempts.push(attempt);
         // Outlives its 4 s start-to-close timeout, alive, until attempt 2 waits for it (however late a loaded machine starts it).
-        if (attempt === 1) await Promise.race([waiting.watched, sleep(30_000)]);
+        if (attempt === 1) await Promise.race([waiting.waitedOn, sleep(30_000)]);
         return `sent by attempt ${attempt}`;
       },
     };

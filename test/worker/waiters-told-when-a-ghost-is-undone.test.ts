@@ -5,7 +5,7 @@
  *
  * cc0f8b0 taught an owner that releases its claim late to tell the workflows refused on the key
  * ('released': nothing happened, call again). The ghost's undo is the same settlement (nothing
- * happened, the claim goes), but `undoClaims` is a bare DELETE: no NOTIFY, no `waitersToTell`, no
+ * happened, the claim goes), but `undoClaims` was a bare DELETE: no `waitersToTell`, no
  * operator trail. And a ghost is exactly what other workers refuse: its owner never renews its
  * lease (its caller gave up), so once the lease lapses any other worker finds a `claimed` row with a
  * dead owner and refuses it as orphaned. When the undoing worker was cut off from Postgres for

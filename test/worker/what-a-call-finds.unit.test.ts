@@ -433,7 +433,7 @@ describe('store unreachable before the call: nothing ran', () => {
   it('fails the same way when the store cannot follow a running owner, and never calls the activity', async () => {
     const attempts = new Attempts();
     const { first, owner, transfer, calls } = await runningTransfer(attempts);
-    attempts.store.fail('watch');
+    attempts.store.fail('get');
 
     const refusal = await failureOf(() => attempts.attempt('transfer', 2).run(transfer, 100));
 
@@ -447,11 +447,10 @@ describe('store unreachable before the call: nothing ran', () => {
   it('fails the same way when the store fails while it waits on a running owner; the owner keeps its claim and its answer', async () => {
     const attempts = new Attempts();
     const { first, owner, waiting, transfer, calls } = await waitingOnRunningOwner(attempts);
-    expect(attempts.store.asked.get('current')).toBe(1);
+    expect(attempts.store.asked.get('get')).toBeGreaterThanOrEqual(1);
 
-    // Postgres goes away while the waiter follows the owner; a moved clock makes it read the claim again.
-    attempts.store.fail('current');
-    attempts.clock.advance(1_000);
+    // Postgres goes away while the waiter follows the owner: its next read of the claim fails.
+    attempts.store.fail('get');
 
     const refusal = await waiting;
     expect(refusal.type).toBe(IdempotencyStoreUnavailable);
@@ -460,7 +459,7 @@ describe('store unreachable before the call: nothing ran', () => {
     expect(refusal.message).not.toContain('10.1.2.3');
     expect(await attempts.store.onlyClaim()).toMatchObject({ state: 'claimed', attempt: 1 });
 
-    attempts.store.heal('current');
+    attempts.store.heal('get');
     first.finish('transferred');
     await expect(owner).resolves.toBe('transferred');
     await expect(attempts.attempt('transfer', 3).run(transfer, 100)).resolves.toBe('transferred');

@@ -7,8 +7,8 @@
  *   `lease_expires_at` is renewed by the owning worker from Postgres's clock;
  *   `deadline_at` is when the claiming attempt's own time is up (before it, a
  *   lapsed owner may only be paused, so operators need `--force`). `awaited` is
- *   set by an attempt that waits for the outcome, so only then does recording it
- *   pay for a NOTIFY (which serializes commits). `record_mac`/`secret_id`: the
+ *   set when a workflow is refused on the key, so only then does recording its
+ *   outcome look for workflows to tell. `record_mac`/`secret_id`: the
  *   row's HMAC and the record secret that made it (both null: unsigned).
  *   `call_arguments`: the canonical arguments through the worker's codec, for the
  *   operator who checks the vendor. `audited`: whether an audit ledger records

@@ -109,10 +109,7 @@ function authenticityText(claim: Claim): string {
       : `is signed by secret ${claim.signedBy}, which the CLI was not given (--worker-config, with previousSecrets)`;
 }
 
-/**
- * Locks the claim, checks the change is allowed, applies it, records who did it and why, and wakes
- * attempts waiting on it.
- */
+/** Locks the claim, checks the change is allowed, applies it, and records who did it and why. */
 async function change(
   context: OperatorContext,
   key: string,
@@ -153,7 +150,6 @@ async function change(
       before: { state: claim.state, attempt: claim.attempt, claimedBy: claim.claimedBy, ownerAlive: claim.ownerAlive },
       after,
     });
-    await client.query('SELECT pg_notify($1, $2)', [context.channel, key]);
     return claim;
   });
 }

@@ -8,8 +8,6 @@ export interface OperatorContext {
   readonly pool: pg.Pool;
   readonly schema: string;
   readonly sql: StoreSql;
-  /** NOTIFY channel for outcomes in this schema: an operator's change wakes the attempts waiting on its key. */
-  readonly channel: string;
   readonly signer: RecordSigner;
   /** Resolves once the schema is known usable (checked once, then remembered). */
   ready(): Promise<void>;

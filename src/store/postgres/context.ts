@@ -9,8 +9,6 @@ import type { StoreLogger } from '../store-logger.js';
 export interface StoreContext {
   readonly pool: pg.Pool;
   readonly sql: StoreSql;
-  /** NOTIFY channel for outcomes in this schema. */
-  readonly channel: string;
   readonly signer: RecordSigner;
   readonly logger: StoreLogger;
   /** Runs a hot-path statement by name (a named prepared statement unless those are off). */

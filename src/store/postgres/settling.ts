@@ -1,8 +1,8 @@
 /**
  * Settling a claim by the token that holds it: its result recorded (records that arrive together go
  * in one statement), released after a definite failure, marked unknown, taken over from a dead owner,
- * or handed back after a question to the vendor was cut short. Each wakes whoever waits on the key,
- * and remembers who did, so the settler can tell the workflows refused on it (`waitersToTell`).
+ * or handed back after a question to the vendor was cut short. Each remembers whether a workflow was
+ * refused on the key, so the settler can tell it (`waitersToTell`).
  */
 import { randomUUID } from 'node:crypto';
 import type { Payload } from '@temporalio/common';
@@ -48,14 +48,14 @@ export class Settling {
   }
 
   release(claim: Claim): Promise<boolean> {
-    return this.settle('release', this.context.sql.claims.release, [claim.key, claim.token, this.context.channel], { noteAwaited: true });
+    return this.settle('release', this.context.sql.claims.release, [claim.key, claim.token], { noteAwaited: true });
   }
 
   markUnknown(claim: Claim, note: OutcomeNote): Promise<boolean> {
     const summary = pgText(note.summary);
     const detail = note.detail ? payloadToJson(note.detail) : null;
     const { mac, secretId } = this.context.signer.sign({ ...claim, state: 'unknown', result: null, outcomeNote: summary, outcomeDetail: detail });
-    return this.settle('mark_unknown', this.context.sql.claims.markUnknown, [claim.key, claim.token, this.context.channel, summary, mac, secretId, detail]);
+    return this.settle('mark_unknown', this.context.sql.claims.markUnknown, [claim.key, claim.token, summary, mac, secretId, detail]);
   }
 
   handBack(taken: Claim, orphan: Claim, note: OutcomeNote): Promise<boolean> {
@@ -64,7 +64,7 @@ export class Settling {
     const { mac, secretId } = this.context.signer.sign({ ...orphan, state: 'unknown', result: null, outcomeNote: summary, outcomeDetail: detail });
     const { token, attempt, claimedBy, claimedAt, leaseExpiresAt, workflowId, runId, activityId, deadlineAt } = orphan;
     const orphanIdentity = [token, attempt, claimedBy, claimedAt, leaseExpiresAt, workflowId, runId, activityId, deadlineAt];
-    return this.settle('hand_back', this.context.sql.claims.handBack, [taken.key, taken.token, this.context.channel, ...orphanIdentity, summary, detail, mac, secretId]);
+    return this.settle('hand_back', this.context.sql.claims.handBack, [taken.key, taken.token, ...orphanIdentity, summary, detail, mac, secretId]);
   }
 
   async takeOver(orphan: Claim, request: ClaimRequest, leaseMs: number, note?: OutcomeNote): Promise<Claim | null> {
@@ -118,9 +118,9 @@ export class Settling {
    * told so and tries again, as it would alone.
    */
   private async recordResults(pending: readonly PendingRecord[]): Promise<Settled<boolean>[]> {
-    const { sql, channel } = this.context;
+    const { sql } = this.context;
     const alone = ({ claim, result, mac, secretId }: PendingRecord) =>
-      settle(this.settle('complete', sql.claims.complete, [claim.key, claim.token, channel, result, mac, secretId], { noteAwaited: true }));
+      settle(this.settle('complete', sql.claims.complete, [claim.key, claim.token, result, mac, secretId], { noteAwaited: true }));
     if (pending.length === 1) return [await alone(pending[0]!)];
     // One token twice in a statement: Postgres records one of the two results, unpredictably, and both
     // callers would be told theirs was. The repeats go after the batch, alone, as they would have.
@@ -140,7 +140,6 @@ export class Settling {
         pending.map(({ result }) => result),
         pending.map(({ mac }) => mac),
         pending.map(({ secretId }) => secretId),
-        channel,
       ]));
     } catch (error) {
       if (rolledBack(error)) return Promise.all(pending.map(alone));
@@ -154,8 +153,8 @@ export class Settling {
   }
 
   /**
-   * Runs a statement that settles the caller's own claim (`params[1]` its token) and, if someone waits
-   * for it, wakes them; with `noteAwaited`, remembers that someone did, for `waitersToTell`.
+   * Runs a statement that settles the caller's own claim (`params[1]` its token); with `noteAwaited`,
+   * remembers whether a workflow was refused on it, for `waitersToTell`.
    */
   private async settle(name: string, statement: string, params: unknown[], options: { noteAwaited?: boolean } = {}): Promise<boolean> {
     const token = params[1] as string;

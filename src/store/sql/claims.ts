@@ -79,15 +79,15 @@ SELECT ${CLAIM_READ}
 FROM ${table}
 WHERE key = $1`,
 
-    // The settling statements return `awaited`, so the caller's NOTIFY runs only when someone waits.
-    // $1 key, $2 token, $3 channel, $4 result, $5 record MAC, $6 secret id.
+    // The settling statements return `awaited`: whether a workflow was refused on the key, to be told of its outcome.
+    // $1 key, $2 token, $3 result, $4 record MAC, $5 secret id.
     complete: settling(`
 UPDATE ${table}
-SET state = 'completed', result_payload = $4, finished_at = now(), outcome_detail = NULL, record_mac = $5, secret_id = $6
+SET state = 'completed', result_payload = $3, finished_at = now(), outcome_detail = NULL, record_mac = $4, secret_id = $5
 WHERE key = $1 AND token = $2 AND state = 'claimed'
 RETURNING key, awaited`, synchronous),
 
-    // Many callers' records at once ($1 keys, $2 tokens, $3 results, $4 MACs, $5 secret ids; $6 the channel). Their
+    // Many callers' records at once ($1 keys, $2 tokens, $3 results, $4 MACs, $5 secret ids). Their
     // rows are locked in key order first, as the lease renewal locks its own, so neither can deadlock the other.
     // Returns the tokens it settled.
     completeBatch: `
@@ -106,7 +106,7 @@ WITH settling AS (
   WHERE claim.key = settling.key AND claim.token = settling.token AND claim.state = 'claimed'
   RETURNING claim.key, claim.token, claim.awaited
 )
-SELECT settled.token, settled.awaited, CASE WHEN settled.awaited THEN pg_notify($6, settled.key) END AS notified
+SELECT settled.token, settled.awaited
 FROM settled, ${synchronous ? DURABLE_COMMIT : RELAXED_COMMIT}`,
 
     release: settling(`
@@ -114,10 +114,10 @@ DELETE FROM ${table}
 WHERE key = $1 AND token = $2 AND state = 'claimed'
 RETURNING key, awaited`, synchronous),
 
-    // $4 the note's safe summary, $5 record MAC, $6 secret id, $7 the full note as an encoded payload.
+    // $3 the note's safe summary, $4 record MAC, $5 secret id, $6 the full note as an encoded payload.
     markUnknown: settling(`
 UPDATE ${table}
-SET state = 'unknown', outcome_note = $4, outcome_detail = $7, finished_at = now(), record_mac = $5, secret_id = $6
+SET state = 'unknown', outcome_note = $3, outcome_detail = $6, finished_at = now(), record_mac = $4, secret_id = $5
 WHERE key = $1 AND token = $2 AND state = 'claimed'
 RETURNING key, awaited`, synchronous),
 
@@ -137,12 +137,6 @@ FROM renewing
 WHERE claim.key = renewing.key AND claim.token = renewing.token AND claim.state = 'claimed'
 RETURNING claim.token`,
 
-    markAwaited: `
-UPDATE ${table}
-SET awaited = true
-WHERE key = $1
-RETURNING ${CLAIM_READ}`,
-
     // The taker's identity replaces the orphan's, so the row never pairs one attempt's ids with another's. An
     // orphan is a claim whose owner is not alive by the one definition reads use; OWNER_ALIVE is never NULL (a
     // claim without a lease reads as dead), so its negation keeps such a claim takeable. $13 note, $14 its detail,
@@ -158,14 +152,14 @@ WHERE key = $1 AND token = $2
   AND (state = 'unknown' OR (state = 'claimed' AND NOT ${OWNER_ALIVE}))
 ${CLAIM_RETURNING}`,
 
-    // The orphan's identity back on the caller's taken-over claim, its outcome unknown: $4 orphan's token, $5 attempt,
-    // $6 claimed_by, $7 claimed_at, $8 lease_expires_at, $9 workflow id, $10 run id, $11 activity id, $12 deadline_at,
-    // $13 note, $14 note detail, $15 record MAC, $16 secret id.
+    // The orphan's identity back on the caller's taken-over claim, its outcome unknown: $3 orphan's token, $4 attempt,
+    // $5 claimed_by, $6 claimed_at, $7 lease_expires_at, $8 workflow id, $9 run id, $10 activity id, $11 deadline_at,
+    // $12 note, $13 note detail, $14 record MAC, $15 secret id.
     handBack: settling(`
 UPDATE ${table}
-SET token = $4, state = 'unknown', attempt = $5, claimed_by = $6, claimed_at = $7, lease_expires_at = $8, workflow_id = $9,
-  run_id = $10, activity_id = $11, deadline_at = $12, outcome_note = $13, outcome_detail = $14, finished_at = now(),
-  record_mac = $15, secret_id = $16
+SET token = $3, state = 'unknown', attempt = $4, claimed_by = $5, claimed_at = $6, lease_expires_at = $7, workflow_id = $8,
+  run_id = $9, activity_id = $10, deadline_at = $11, outcome_note = $12, outcome_detail = $13, finished_at = now(),
+  record_mac = $14, secret_id = $15
 WHERE key = $1 AND token = $2 AND state = 'claimed'
 RETURNING key, awaited`, synchronous),
 

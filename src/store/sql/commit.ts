@@ -17,13 +17,10 @@ export const DURABLE_COMMIT = `
 /** The commit returns before the WAL flush. */
 export const RELAXED_COMMIT = `(SELECT set_config('synchronous_commit', 'off', true)) AS relaxed`;
 
-/**
- * Wraps a statement that settles the caller's own claim and returns `key, awaited`: `$3` is the
- * channel that wakes its waiters, notified only when someone waits (NOTIFY serializes commits).
- */
+/** Wraps a statement that settles the caller's own claim and returns `awaited`, committed as `synchronous` says. */
 export function settling(statement: string, synchronous: boolean): string {
   return `
 WITH settled AS (${statement})
-SELECT awaited, CASE WHEN awaited THEN pg_notify($3, key) END AS notified
+SELECT awaited
 FROM settled, ${synchronous ? DURABLE_COMMIT : RELAXED_COMMIT}`;
 }
