@@ -52,7 +52,7 @@ describe('commit durability', () => {
 
   it('a batch of records does not wait for it by default, and does with synchronousRecords', async () => {
     const claims = [await claimed(), await claimed()];
-    const values = [claims.map(([key]) => key), claims.map(([, token]) => token), claims.map(() => ({ metadata: {}, data: '' })), [null, null], [null, null], 'channel'];
+    const values = [claims.map(([key]) => key), claims.map(([, token]) => token), claims.map(() => ({ metadata: {}, data: '' })), [null, null], [null, null]];
     expect(await commitSettingAfter(statements(false).completeBatch, values, 'on')).toBe('off');
     expect(await commitSettingAfter(statements(true).completeBatch, values, 'off')).toBe('on');
   });
@@ -61,10 +61,10 @@ describe('commit durability', () => {
     for (const name of ['complete', 'release', 'markUnknown'] as const) {
       const values = (claim: [string, string]) =>
         name === 'release'
-          ? [...claim, 'channel']
+          ? [...claim]
           : name === 'markUnknown'
-            ? [...claim, 'channel', 'note', null, null, null]
-            : [...claim, 'channel', { metadata: {}, data: '' }, null, null];
+            ? [...claim, 'note', null, null, null]
+            : [...claim, { metadata: {}, data: '' }, null, null];
       const claim = await claimed();
       expect(await commitSettingAfter(statements(false)[name], values(claim), 'on'), name).toBe('off');
       expect(await commitSettingAfter(statements(true)[name], values(claim), 'off'), name).toBe('on');
