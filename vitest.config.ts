@@ -9,6 +9,20 @@ import { configDefaults, defineConfig } from 'vitest/config';
 const INTEGRATION_WORKERS = Number(process.env.TEST_INTEGRATION_WORKERS ?? 4);
 
 const UNIT_TESTS = ['test/key/**/*.test.ts', 'test/testing/**/*.test.ts', 'test/**/*.unit.test.ts'];
+/**
+ * The proofs: campaigns of SIGKILLed workers, Postgres restarts and a real failover, minutes each and
+ * the whole machine while they run. `npm run test:proofs`, which CI runs after `npm test`.
+ */
+const PROOFS = ['test/chaos/chaos-run.test.ts', 'test/deploy/failover.test.ts'];
+
+/** Real servers and real worker processes, started once per run by the global setup. */
+const WITH_SERVICES = {
+  globalSetup: ['test/support/global-setup.ts'],
+  setupFiles: ['test/support/runtime.ts'],
+  // Generous, but a hang still ends.
+  testTimeout: 120_000,
+  hookTimeout: 180_000,
+};
 
 export default defineConfig({
   test: {
@@ -36,13 +50,20 @@ export default defineConfig({
           maxWorkers: INTEGRATION_WORKERS,
           include: ['test/**/*.test.ts'],
           // TEST_EXCLUDE: globs, comma-separated, the peer-range runs leave to the main run (test/peers/run.ts).
-          exclude: [...configDefaults.exclude, ...UNIT_TESTS, ...(process.env.TEST_EXCLUDE?.split(',').filter(Boolean) ?? [])],
-          globalSetup: ['test/support/global-setup.ts'],
-          setupFiles: ['test/support/runtime.ts'],
-          // Real servers and real worker processes: generous, but a hang still ends.
-          testTimeout: 120_000,
-          hookTimeout: 180_000,
+          exclude: [...configDefaults.exclude, ...UNIT_TESTS, ...PROOFS, ...(process.env.TEST_EXCLUDE?.split(',').filter(Boolean) ?? [])],
+          ...WITH_SERVICES,
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'proofs',
+          include: PROOFS,
+          // One at a time: each takes the whole machine, and beside another its timings would not hold.
+          maxWorkers: 1,
+          ...WITH_SERVICES,
+          sequence: { groupOrder: 2 },
         },
       },
     ],
