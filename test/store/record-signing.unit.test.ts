@@ -3,10 +3,12 @@
  * checks under a secret the worker holds (or it is unsigned and the worker obeys unsigned rows);
  * one signed by a secret it lacks is `unverifiable` (a rollout in progress: refused retryably), one
  * whose MAC fails under a secret it holds is `rejected` (refused for a person). Secrets a worker's
- * settings get wrong, and secret ids an operator mistypes, are refused before anything is signed.
+ * settings get wrong, secret ids an operator mistypes, and `keys re-sign` without a signing secret
+ * are refused before anything is signed.
  */
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { InvalidSecretError } from '../../src/index.js';
+import { ClaimOperations, InvalidSecretError, SecretRequiredError } from '../../src/index.js';
 import { RecordSecret, RecordSigner, secretIds } from '../../src/store/record-signing.js';
 import type { SignedFields, TrustOptions } from '../../src/store/record-signing.js';
 
@@ -115,5 +117,15 @@ describe('secret ids an operator names', () => {
       expect(() => secretIds('--distrust', [typo])).toThrow(/is not a secret id/);
     }
     expect(() => secretIds('distrust', 'deadbeef')).toThrow(/expected an array of secret ids/);
+  });
+});
+
+describe('keys re-sign', () => {
+  it('without a signing secret is refused before any statement is sent', async () => {
+    // Nothing listens there: a statement would fail to connect, not with SecretRequiredError.
+    const pool = new pg.Pool({ connectionString: 'postgres://nobody@127.0.0.1:1/none', connectionTimeoutMillis: 1_000 });
+    const operations = new ClaimOperations(pool, { previousSecrets: ['unsigned'] });
+    await expect(operations.resign()).rejects.toThrow(SecretRequiredError);
+    await pool.end();
   });
 });
