@@ -23,9 +23,7 @@ export interface KeyInput {
 }
 
 /** A call keyed by the user's own `key()` rather than by its scope and arguments. */
-export interface CustomKeyInput {
-  readonly namespace: string;
-  readonly activityType: string;
+export interface CustomKeyInput extends Pick<KeyInput, 'namespace' | 'activityType'> {
   readonly customKey: string;
 }
 
@@ -51,20 +49,17 @@ export function deriveCallKeys(input: KeyInput, salt: KeySalt): CallKeys {
  */
 export function callKeysOf(input: Omit<KeyInput, 'semanticArgs'> | CustomKeyInput, argsText: string, salt: KeySalt): CallKeys {
   const { namespace, activityType } = input;
+  const fingerprint = salt.hash('fingerprint', [argsText]);
   // Its own property only: a `customKey` inherited (a polluted prototype) must not turn every call into one key.
-  const customKey = Object.hasOwn(input, 'customKey') ? (input as CustomKeyInput).customKey : undefined;
+  if (!Object.hasOwn(input, 'customKey')) {
+    const envelope = `{"activityType":${JSON.stringify(activityType)},"namespace":${JSON.stringify(namespace)},` +
+      `"scopeMaterial":${canonicalize((input as Omit<KeyInput, 'semanticArgs'>).scopeMaterial, 'scopeMaterial')},"semanticArgs":`;
+    return { key: salt.hash('key', [envelope, argsText, `,"v":${KEY_FORMAT_VERSION}}`]), fingerprint };
+  }
+  const { customKey } = input as CustomKeyInput;
   // Empty, not a string, or beside a scope: every call of the type would share one key, or the wrong one be meant.
-  if (Object.hasOwn(input, 'customKey') && (typeof customKey !== 'string' || customKey === '' || Object.hasOwn(input, 'scopeMaterial'))) {
+  if (typeof customKey !== 'string' || customKey === '' || Object.hasOwn(input, 'scopeMaterial')) {
     throw new InvalidKeyInputError('customKey', 'a custom key is a non-empty string, given instead of a scopeMaterial');
   }
-  const key =
-    customKey !== undefined
-      ? salt.hash('key', [canonicalize({ v: KEY_FORMAT_VERSION, namespace, activityType, custom: customKey }, 'key()')])
-      : salt.hash('key', [
-          `{"activityType":${JSON.stringify(activityType)},"namespace":${JSON.stringify(namespace)},` +
-            `"scopeMaterial":${canonicalize((input as Omit<KeyInput, 'semanticArgs'>).scopeMaterial, 'scopeMaterial')},"semanticArgs":`,
-          argsText,
-          `,"v":${KEY_FORMAT_VERSION}}`,
-        ]);
-  return { key, fingerprint: salt.hash('fingerprint', [argsText]) };
+  return { key: salt.hash('key', [canonicalize({ v: KEY_FORMAT_VERSION, namespace, activityType, custom: customKey }, 'key()')]), fingerprint };
 }

@@ -172,7 +172,7 @@ export class ClaimOperations {
   /** How many rows each record secret signs, and which of them the CLI holds. */
   async signers(): Promise<SignerCount[]> {
     await this.schemaReady();
-    return signerCounts(this.context.pool, this.context.sql.claims, this.context.signer);
+    return signerCounts(this.context);
   }
 
   /**

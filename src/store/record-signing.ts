@@ -1,12 +1,9 @@
 /**
  * Signed records. Write access to the claims table is authority over whether a
  * call happens: a `completed` row skips the call, a missing one lets it run. So
- * with a record secret, every row the library writes carries an HMAC over what
- * decides a call and what a refusal says (namespace, key, activity type,
- * fingerprint, state, result, note, token, and who claimed it; not its times,
- * which the database's clock sets), and a row that does not check is refused,
- * never obeyed: a forged row, a genuine result copied onto another key, one
- * edited in place.
+ * with a record secret, every row the library writes carries an HMAC over the
+ * fields below, and a row that does not check is refused, never obeyed: a forged
+ * row, a genuine result copied onto another key, one edited in place.
  *
  * Secrets rotate by configuration, as JWT signing keys do: `secret` signs,
  * `previousSecrets` only verify, and `keys re-sign` moves rows to the signing
@@ -26,7 +23,7 @@ import { IdempotencyError } from '../errors.js';
 /**
  * What the MAC covers: everything that decides whether (and with what answer) a call happens, or what a
  * refusal says. `activityType` too, because refusals and `show` name it: relabelled, an orphaned charge
- * could pass for a newsletter.
+ * could pass for a newsletter. Not the row's times, which the database's clock sets.
  */
 const SIGNED_FIELDS = [
   'namespace', 'key', 'activityType', 'fingerprint', 'state', 'token', 'attempt', 'claimedBy', 'workflowId', 'runId', 'activityId',
@@ -60,9 +57,6 @@ export interface RecordSignature {
 
 export const MIN_SECRET_BYTES = 32;
 
-/** A record secret's id as rows and `keys status` show it: 8 lowercase hex digits. */
-const SECRET_ID = /^[0-9a-f]{8}$/;
-
 /**
  * Secret ids an operator names (`--distrust`), checked before anything is done with them: a typo
  * would otherwise distrust nothing, and the leaked secret's rows would be signed anew.
@@ -71,7 +65,7 @@ export function secretIds(option: string, ids: unknown): string[] {
   if (!Array.isArray(ids)) throw new InvalidSecretError(`${option}: expected an array of secret ids, as \`keys status\` shows them.`);
   return ids.map((id: unknown) => {
     const text = typeof id === 'string' ? id.trim().toLowerCase() : '';
-    if (!SECRET_ID.test(text)) {
+    if (!/^[0-9a-f]{8}$/.test(text)) {
       throw new InvalidSecretError(`${option}: ${JSON.stringify(id)} is not a secret id (8 hex digits, as \`keys status\` shows them). Nothing was changed.`);
     }
     return text;
@@ -87,40 +81,33 @@ export class InvalidSecretError extends IdempotencyError {
 /** One record secret: the key its MACs are made with, and a short non-secret id that names it in rows and messages. */
 export class RecordSecret {
   readonly id: string;
-  private readonly signing: Buffer;
+  private readonly key: Buffer;
 
   constructor(material: SecretMaterial) {
-    if (typeof material !== 'string' && !(material instanceof Uint8Array)) {
-      throw new InvalidSecretError(`A record secret must be a string or a Uint8Array, got ${material === null ? 'null' : typeof material}.`);
-    }
-    const bytes = typeof material === 'string' ? Buffer.from(material, 'utf8') : Buffer.from(material);
-    if (bytes.length < MIN_SECRET_BYTES) {
+    const bytes = typeof material === 'string' ? Buffer.from(material, 'utf8') : material instanceof Uint8Array ? Buffer.from(material) : undefined;
+    if (bytes === undefined || bytes.length < MIN_SECRET_BYTES) {
       throw new InvalidSecretError(
-        `A record secret has ${bytes.length} bytes; use at least ${MIN_SECRET_BYTES} random bytes ` +
-          '(e.g. `openssl rand -base64 48`), loaded from your secret manager.',
+        `A record secret is a string or a Uint8Array of at least ${MIN_SECRET_BYTES} random bytes (e.g. \`openssl rand -base64 48\`), ` +
+          `loaded from your secret manager; got ${bytes ? `${bytes.length} bytes` : material === null ? 'null' : typeof material}.`,
       );
     }
-    this.signing = derive(bytes, 'records v1');
+    this.key = derive(bytes, 'records v1');
     this.id = derive(bytes, 'id').subarray(0, 4).toString('hex');
   }
 
-  sign(fields: SignedFields): string {
-    return createHmac('sha256', this.signing).update(recordText(fields), 'utf8').digest('hex');
-  }
-
-  verifies(fields: SignedFields, mac: string): boolean {
-    const expected = Buffer.from(this.sign(fields), 'hex');
-    const given = Buffer.from(mac, 'hex');
-    return given.length === expected.length && timingSafeEqual(given, expected);
+  /** The MAC of exactly the signed fields, whatever else the object handed in carries (a whole claim, say). */
+  mac(fields: SignedFields): Buffer {
+    const text = canonicalize({ v: 3, ...Object.fromEntries(SIGNED_FIELDS.map((name) => [name, fields[name]])) }, 'record');
+    return createHmac('sha256', this.key).update(text, 'utf8').digest();
   }
 }
 
 export class RecordSigner {
-  /** Every secret held here, by id: the signing one first. */
-  private readonly secrets = new Map<string, RecordSecret>();
   private readonly signing: RecordSecret | undefined;
+  /** Every secret held here, by id. */
+  private readonly secrets: ReadonlyMap<string, RecordSecret>;
   /** Whether unsigned rows are obeyed: by a signer that signs nothing (they are its own), or with `'unsigned'` listed. */
-  readonly obeysUnsigned: boolean;
+  private readonly obeysUnsigned: boolean;
 
   constructor(options: TrustOptions = {}) {
     const previous = options.previousSecrets ?? [];
@@ -141,12 +128,8 @@ export class RecordSigner {
       );
     }
     this.signing = options.secret === undefined ? undefined : new RecordSecret(options.secret);
-    if (this.signing) this.secrets.set(this.signing.id, this.signing);
-    for (const material of previous) {
-      if (material === 'unsigned') continue;
-      const secret = new RecordSecret(material);
-      if (!this.secrets.has(secret.id)) this.secrets.set(secret.id, secret);
-    }
+    const verifying = previous.filter((material) => material !== 'unsigned').map((material) => new RecordSecret(material));
+    this.secrets = new Map([...verifying, ...(this.signing ? [this.signing] : [])].map((secret) => [secret.id, secret]));
     this.obeysUnsigned = this.signing === undefined || previous.includes('unsigned');
   }
 
@@ -161,20 +144,17 @@ export class RecordSigner {
 
   /** Signed with `secret`; unsigned when this signer has none. */
   sign(fields: SignedFields): RecordSignature {
-    return this.signing ? { mac: this.signing.sign(fields), secretId: this.signing.id } : { mac: null, secretId: null };
+    return this.signing ? { mac: this.signing.mac(fields).toString('hex'), secretId: this.signing.id } : { mac: null, secretId: null };
   }
 
-  check(fields: SignedFields, signature: RecordSignature): Authenticity {
-    if (signature.secretId === null) return this.obeysUnsigned ? 'not-checked' : 'unverifiable';
-    const secret = this.secrets.get(signature.secretId);
+  check(fields: SignedFields, { mac, secretId }: RecordSignature): Authenticity {
+    if (secretId === null) return this.obeysUnsigned ? 'not-checked' : 'unverifiable';
+    const secret = this.secrets.get(secretId);
     if (!secret) return 'unverifiable';
-    return signature.mac !== null && secret.verifies(fields, signature.mac) ? 'verified' : 'rejected';
+    const expected = secret.mac(fields);
+    const given = Buffer.from(mac ?? '', 'hex');
+    return given.length === expected.length && timingSafeEqual(given, expected) ? 'verified' : 'rejected';
   }
-}
-
-/** Exactly the signed fields, whatever else the object handed in carries (a whole claim, say). */
-export function recordText(fields: SignedFields): string {
-  return canonicalize({ v: 3, ...Object.fromEntries(SIGNED_FIELDS.map((name) => [name, fields[name]])) }, 'record');
 }
 
 function derive(material: Buffer, purpose: string): Buffer {

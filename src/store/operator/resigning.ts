@@ -5,11 +5,8 @@
  * secret the CLI holds (or it is unsigned and the CLI obeys unsigned rows), and
  * only if nobody changed it since it was read: no lock, no pause for the workers.
  */
-import type pg from 'pg';
 import { signedFieldsOf, toClaim } from '../claim-row.js';
 import type { ClaimRow } from '../claim-row.js';
-import type { RecordSigner } from '../record-signing.js';
-import type { ClaimsSql } from '../sql/index.js';
 import { SecretRequiredError } from '../operator-errors.js';
 import { InvalidSecretError, secretIds } from '../record-signing.js';
 import { batchSize } from '../operation-inputs.js';
@@ -39,52 +36,13 @@ export interface ResigningReport {
   readonly changedMeanwhile: number;
 }
 
-export async function signerCounts(pool: pg.Pool, sql: ClaimsSql, signer: RecordSigner): Promise<SignerCount[]> {
-  const { rows } = await pool.query<{ secret_id: string | null; rows: number }>(sql.signers);
+export async function signerCounts({ pool, sql, signer }: OperatorContext): Promise<SignerCount[]> {
+  const { rows } = await pool.query<{ secret_id: string | null; rows: number }>(sql.claims.signers);
   return rows.map((row) => ({
     secretId: row.secret_id ?? 'unsigned',
     rows: row.rows,
     heldAs: row.secret_id === null ? 'not-held' : row.secret_id === signer.signingSecretId ? 'signing' : signer.holds(row.secret_id) ? 'previous' : 'not-held',
   }));
-}
-
-/** Signs with `signer`'s secret every row that checks and is signed by another (or none); see the module's comment. */
-export async function resignRecords(
-  pool: pg.Pool,
-  sql: ClaimsSql,
-  signer: RecordSigner,
-  options: { readonly distrust?: readonly string[]; readonly batchSize: number },
-): Promise<ResigningReport> {
-  const signingSecretId = signer.signingSecretId;
-  if (signingSecretId === null) {
-    throw new SecretRequiredError('keys re-sign signs with the workers\' current secret: give the CLI --worker-config (secret) or TEMPORAL_IDEMPOTENCY_SECRET.');
-  }
-  const distrust = new Set(options.distrust ?? []);
-  const report = { signingSecretId, resigned: 0, rejected: [] as string[], unverifiable: [] as string[], distrusted: [] as string[], changedMeanwhile: 0 };
-  for (let after = ''; ; ) {
-    const { rows } = await pool.query<ClaimRow & { version: string }>(sql.notSignedBy, [after, signingSecretId, options.batchSize]);
-    if (rows.length === 0) return report;
-    after = rows[rows.length - 1]!.key;
-    const moved = { keys: [] as string[], versions: [] as string[], macs: [] as string[] };
-    for (const row of rows) {
-      if (row.secret_id !== null && distrust.has(row.secret_id)) {
-        report.distrusted.push(row.key);
-        continue;
-      }
-      const authenticity = toClaim(row, signer).authenticity;
-      if (authenticity === 'rejected') report.rejected.push(row.key);
-      else if (authenticity === 'unverifiable') report.unverifiable.push(row.key);
-      else {
-        moved.keys.push(row.key);
-        moved.versions.push(row.version);
-        moved.macs.push(signer.sign(signedFieldsOf(row)).mac!);
-      }
-    }
-    // A row changed since it was read (another row version: a worker settled or renewed it) is left alone.
-    const { rowCount } = await pool.query(sql.resign, [moved.keys, moved.versions, moved.macs, signingSecretId]);
-    report.resigned += rowCount ?? 0;
-    report.changedMeanwhile += moved.keys.length - (rowCount ?? 0);
-  }
 }
 
 /**
@@ -97,8 +55,12 @@ export async function resign(
 ): Promise<ResigningReport> {
   const batch = batchSize(options.batchSize, 500);
   const distrust = secretIds('distrust', options.distrust ?? []);
+  const signingSecretId = context.signer.signingSecretId;
+  if (signingSecretId === null) {
+    throw new SecretRequiredError('keys re-sign signs with the workers\' current secret: give the CLI --worker-config (secret) or TEMPORAL_IDEMPOTENCY_SECRET.');
+  }
   await context.ready();
-  const signers = new Set((await signerCounts(context.pool, context.sql.claims, context.signer)).map((signer) => signer.secretId));
+  const signers = new Set((await signerCounts(context)).map((signer) => signer.secretId));
   const unknown = distrust.filter((id) => !signers.has(id) && !context.signer.holds(id));
   if (unknown.length > 0) {
     throw new InvalidSecretError(
@@ -106,7 +68,7 @@ export async function resign(
         'leaked secret trusted. Check `keys status`. Nothing was changed.',
     );
   }
-  const report = await resignRecords(context.pool, context.sql.claims, context.signer, { distrust, batchSize: batch });
+  const report = await resignRows(context, signingSecretId, new Set(distrust), batch);
   await inTransaction(context.pool, (client) =>
     recordOperatorAction(context, client, {
       action: 're-sign',
@@ -125,4 +87,26 @@ export async function resign(
     }),
   );
   return report;
+}
+
+/** Signs with `signingSecretId` every row that checks and is signed by another secret (or none); see the module's comment. */
+async function resignRows(context: OperatorContext, signingSecretId: string, distrust: ReadonlySet<string>, batch: number): Promise<ResigningReport> {
+  const { pool, sql, signer } = context;
+  const report = { signingSecretId, resigned: 0, rejected: [] as string[], unverifiable: [] as string[], distrusted: [] as string[], changedMeanwhile: 0 };
+  for (let after = ''; ; ) {
+    const { rows } = await pool.query<ClaimRow & { version: string }>(sql.claims.notSignedBy, [after, signingSecretId, batch]);
+    if (rows.length === 0) return report;
+    after = rows[rows.length - 1]!.key;
+    const moved: typeof rows = [];
+    for (const row of rows) {
+      const verdict = row.secret_id !== null && distrust.has(row.secret_id) ? 'distrusted' : toClaim(row, signer).authenticity;
+      if (verdict === 'verified' || verdict === 'not-checked') moved.push(row);
+      else report[verdict].push(row.key);
+    }
+    const macs = moved.map((row) => signer.sign(signedFieldsOf(row)).mac);
+    // A row changed since it was read (another row version: a worker settled or renewed it) is left alone.
+    const { rowCount } = await pool.query(sql.claims.resign, [moved.map((row) => row.key), moved.map((row) => row.version), macs, signingSecretId]);
+    report.resigned += rowCount ?? 0;
+    report.changedMeanwhile += moved.length - (rowCount ?? 0);
+  }
 }
