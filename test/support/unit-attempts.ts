@@ -47,11 +47,33 @@ export function connectionRefused(): Error {
   return Object.assign(new Error('connect ECONNREFUSED 10.1.2.3:5432'), { code: 'ECONNREFUSED' });
 }
 
+/** Which operation a store is asked for, and what it is about where the operation names it: for a test's log. */
+export interface StoreOperationAsked {
+  readonly operation: StoreOperation;
+  /** The key it reads or changes. */
+  readonly key?: string;
+  /** The attempt that asks (a begin or takeover) or that holds the claim it settles. */
+  readonly attempt?: number;
+}
+
+/**
+ * When a store operation's statement takes effect, and when its answer reaches the caller. Between
+ * the two, or before the first, other attempts' operations may land: a test's scheduler (fast-check's
+ * `fc.scheduler()`) holds each back as a network and a busy database do, in the order it picks.
+ */
+export interface StoreTurns {
+  /** Resolves when the operation's statement may take effect. */
+  sent(asked: StoreOperationAsked): Promise<void>;
+  /** Resolves when its answer (or its failure) may reach the caller. */
+  answered(asked: StoreOperationAsked): Promise<void>;
+}
+
 /**
  * The in-memory store, with faults: an operation told to `fail` rejects before it touches a claim
  * (as a statement that never reached Postgres), one told to `stall` waits until released, and
  * with `forgeRecords` every claim found reads as `rejected` (a row written without the record
  * secret) or `unverifiable` (signed by a secret this worker lacks), as the Postgres store reads them.
+ * With `turns`, every operation (faulty or not) waits for its turn to land and to answer.
  */
 export class FaultyClaimStore extends InMemoryClaimStore {
   private readonly faults = new Map<StoreOperation, { error: unknown; times: number }>();
@@ -59,12 +81,13 @@ export class FaultyClaimStore extends InMemoryClaimStore {
   /** How many times each operation was asked for, failed or not. */
   readonly asked = new Map<StoreOperation, number>();
   forgeRecords: false | 'rejected' | 'unverifiable' = false;
+  turns: StoreTurns | undefined;
 
-  private readonly faultyLedger = new FaultyAuditLedger(this.clock, () => this.ask('recordStart'));
+  private readonly faultyLedger = new FaultyAuditLedger(this.clock, (operation) => this.answer({ operation: 'recordStart' }, operation));
 
   /**
    * `operation` rejects with `error` the next `times` times it is asked for; `error` may be made from
-   * the key asked about (`begin`, `get`), as the store's own errors name it.
+   * the key asked about (every operation but `keySalt` and `recordStart` has one), as the store's own errors name it.
    */
   fail(operation: StoreOperation, error: unknown = connectionRefused(), times = Number.POSITIVE_INFINITY): void {
     this.faults.set(operation, { error, times });
@@ -85,46 +108,41 @@ export class FaultyClaimStore extends InMemoryClaimStore {
   }
 
   /** Asked before each key is derived. */
-  override async keySalt(): Promise<KeySalt> {
-    await this.ask('keySalt');
-    return super.keySalt();
+  override keySalt(): Promise<KeySalt> {
+    return this.answer({ operation: 'keySalt' }, () => super.keySalt());
   }
 
-  override async begin(request: ClaimRequest, leaseMs: number): Promise<BeginResult> {
-    await this.ask('begin', request.key);
-    const begun = await super.begin(request, leaseMs);
-    if (begun.won || !this.forgeRecords) return begun;
-    return { won: false, claim: { ...begun.claim, authenticity: this.forgeRecords, signedBy: 'feedc0de' } };
+  override begin(request: ClaimRequest, leaseMs: number): Promise<BeginResult> {
+    return this.answer({ operation: 'begin', key: request.key, attempt: request.attempt }, async () => {
+      const begun = await super.begin(request, leaseMs);
+      if (begun.won || !this.forgeRecords) return begun;
+      return { won: false, claim: { ...begun.claim, authenticity: this.forgeRecords, signedBy: 'feedc0de' } };
+    });
   }
 
-  override async complete(claim: Claim, result: Payload): Promise<boolean> {
-    await this.ask('complete');
-    return super.complete(claim, result);
+  override complete(claim: Claim, result: Payload): Promise<boolean> {
+    return this.answer({ operation: 'complete', key: claim.key, attempt: claim.attempt }, () => super.complete(claim, result));
   }
 
-  override async release(claim: Claim): Promise<boolean> {
-    await this.ask('release');
-    return super.release(claim);
+  override release(claim: Claim): Promise<boolean> {
+    return this.answer({ operation: 'release', key: claim.key, attempt: claim.attempt }, () => super.release(claim));
   }
 
-  override async markUnknown(claim: Claim, note: OutcomeNote): Promise<boolean> {
-    await this.ask('markUnknown');
-    return super.markUnknown(claim, note);
+  override markUnknown(claim: Claim, note: OutcomeNote): Promise<boolean> {
+    return this.answer({ operation: 'markUnknown', key: claim.key, attempt: claim.attempt }, () => super.markUnknown(claim, note));
   }
 
-  override async takeOver(orphan: Claim, request: ClaimRequest, leaseMs: number, note?: OutcomeNote): Promise<Claim | null> {
-    await this.ask('takeOver');
-    return super.takeOver(orphan, request, leaseMs, note);
+  override takeOver(orphan: Claim, request: ClaimRequest, leaseMs: number, note?: OutcomeNote): Promise<Claim | null> {
+    return this.answer({ operation: 'takeOver', key: orphan.key, attempt: request.attempt }, () => super.takeOver(orphan, request, leaseMs, note));
   }
 
-  override async get(key: string): Promise<Claim | null> {
-    await this.ask('get', key);
-    return super.get(key);
+  /** A read of the claim under `key`: a waiter's poll, or a settlement checking whether its own write took. */
+  override get(key: string): Promise<Claim | null> {
+    return this.answer({ operation: 'get', key }, () => super.get(key));
   }
 
-  override async addWaiter(waiter: Waiter): Promise<WaiterNoted> {
-    await this.ask('addWaiter');
-    return super.addWaiter(waiter);
+  override addWaiter(waiter: Waiter): Promise<WaiterNoted> {
+    return this.answer({ operation: 'addWaiter', key: waiter.key }, () => super.addWaiter(waiter));
   }
 
   override auditLedger(): InMemoryAuditLedger {
@@ -136,6 +154,19 @@ export class FaultyClaimStore extends InMemoryClaimStore {
     const claims = await this.claims();
     if (claims.length !== 1) throw new Error(`expected exactly one claim in the store, found ${claims.length}`);
     return claims[0]!;
+  }
+
+  /** `operation`, after its turn to land, its stall and its fault (which fails it before it touches a claim); answered in its turn. */
+  private async answer<T>(asked: StoreOperationAsked, operation: () => Promise<T>): Promise<T> {
+    // Without turns, not even a tick's delay: tests that stall an operation count on when it is asked.
+    const { turns } = this;
+    if (turns) await turns.sent(asked);
+    try {
+      await this.ask(asked.operation, asked.key);
+      return await operation();
+    } finally {
+      if (turns) await turns.answered(asked);
+    }
   }
 
   private async ask(operation: StoreOperation, key?: string): Promise<void> {
@@ -152,14 +183,13 @@ export class FaultyClaimStore extends InMemoryClaimStore {
 class FaultyAuditLedger extends InMemoryAuditLedger {
   constructor(
     clock: Clock,
-    private readonly askStart: () => Promise<void>,
+    private readonly answer: (operation: () => Promise<void>) => Promise<void>,
   ) {
     super(clock);
   }
 
-  override async recordStart(call: LedgerCall): Promise<void> {
-    await this.askStart();
-    return super.recordStart(call);
+  override recordStart(call: LedgerCall): Promise<void> {
+    return this.answer(() => super.recordStart(call));
   }
 }
 
