@@ -17,9 +17,26 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { IDEMPOTENCY_FAILURE_TYPES, NotSentError, OutcomeUnknownError } from '../../src/index.js';
 import { Attempts, callInFlight } from '../support/unit-attempts.js';
+
+// A waiting attempt reads the claim once a poll interval (a second) of real time. Here that would cost
+// a second of real time per read, and would let the wall clock, not the steps,
+// decide when a read lands. Every such sleep lasts until the model lets a poll interval pass instead:
+// once after each step, and once each round of the wind-down.
+const sleepers = vi.hoisted(() => new Set<() => void>());
+vi.mock('node:timers/promises', async (importOriginal) => ({
+  ...(await importOriginal<typeof import('node:timers/promises')>()),
+  setTimeout: <T>(_delayMs?: number, value?: T) => new Promise<T | undefined>((resolve) => sleepers.add(() => resolve(value))),
+}));
+
+/** A poll interval passes: every attempt asleep (a waiter between two reads of the claim) wakes. */
+function pollIntervalPasses(): void {
+  const waking = [...sleepers];
+  sleepers.clear();
+  for (const wake of waking) wake();
+}
 
 const LEASE_MS = 30_000;
 const ACTIONS = ['+15550001', '+15550002'];
@@ -111,6 +128,16 @@ async function runScenario(scenario: readonly Step[], reconciling: boolean, unkn
     }
   };
 
+  /** A hung call comes back answered: the vendor acted on it (if it had not yet when the call was sent). */
+  const answerHung = ({ call, flight }: (typeof hung)[number]) => {
+    if (!call.acted) {
+      call.acted = true;
+      vendor.act(ACTIONS[call.action]!, { action: ACTIONS[call.action]!, call: calls.indexOf(call) + 1 });
+    }
+    call.ended = 'answered';
+    flight.finish({ action: ACTIONS[call.action]!, call: calls.indexOf(call) + 1 });
+  };
+
   for (const step of scenario) {
     if (step.kind === 'attempt') {
       const attempt = ++attemptsMade[step.action]!;
@@ -127,12 +154,7 @@ async function runScenario(scenario: readonly Step[], reconciling: boolean, unkn
       const chosen = running[step.which % Math.max(running.length, 1)];
       if (!chosen) continue;
       if (step.how === 'answers') {
-        if (!chosen.call.acted) {
-          chosen.call.acted = true;
-          vendor.act(ACTIONS[chosen.call.action]!, { action: ACTIONS[chosen.call.action]!, call: calls.indexOf(chosen.call) + 1 });
-        }
-        chosen.call.ended = 'answered';
-        chosen.flight.finish({ action: ACTIONS[chosen.call.action]!, call: calls.indexOf(chosen.call) + 1 });
+        answerHung(chosen);
       } else if (step.how === 'notSent' && !chosen.call.acted) {
         chosen.call.ended = 'notSent';
         chosen.flight.fail(new NotSentError('the vendor refused the connection'));
@@ -144,6 +166,7 @@ async function runScenario(scenario: readonly Step[], reconciling: boolean, unkn
       // Every lease lapses: as when the workers holding them vanished (or paused) for longer than a lease.
       attempts.clock.advance(LEASE_MS + 1);
     }
+    pollIntervalPasses();
     await settle();
   }
 
@@ -155,19 +178,14 @@ async function runScenario(scenario: readonly Step[], reconciling: boolean, unkn
     void outcome.then((result) => (ending.result = result));
     return ending;
   });
-  const givingUpAt = Date.now() + 5_000;
-  while (results.some(({ result }) => result === undefined) && Date.now() < givingUpAt) {
+  // A round or two ends them all (every lease lapses, every waiter reads, every call comes back); the bound
+  // only stops a hang looping.
+  for (let round = 0; round < 10 && results.some(({ result }) => result === undefined); round++) {
     attempts.clock.advance(LEASE_MS + 1);
+    pollIntervalPasses();
     await settle();
-    for (const { call, flight } of hung.filter(({ call }) => call.ended === 'running')) {
-      if (!call.acted) {
-        call.acted = true;
-        vendor.act(ACTIONS[call.action]!, { action: ACTIONS[call.action]!, call: calls.indexOf(call) + 1 });
-      }
-      call.ended = 'answered';
-      flight.finish({ action: ACTIONS[call.action]!, call: calls.indexOf(call) + 1 });
-    }
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    for (const running of hung.filter(({ call }) => call.ended === 'running')) answerHung(running);
+    await settle();
   }
   const waiting = results.filter(({ result }) => result === undefined).length;
   expect(waiting, 'attempts left waiting').toBe(0);
