@@ -142,3 +142,23 @@ describe('an attempt waiting for a live owner, with bounds far away', () => {
     expect(calls()).toBe(1);
   });
 });
+
+describe('an attempt that waited for a live owner and was then refused', () => {
+  it('is on record as waiting (the claim flagged awaited), so the owner that records late tells its workflow, or logs how to', async () => {
+    const attempts = new Attempts({ leaseMs: 30_000 });
+    const { first, owner, waiting, calls } = await waitingOnRunningOwner(attempts);
+    // The owner stops renewing (a GC pause, a frozen VM): the waiter's next read finds its lease lapsed.
+    attempts.clock.advance(30_000);
+    const refusal = await waiting;
+    expect(refusal.type).toBe('IdempotencyOrphanedClaim');
+
+    first.finish('transferred'); // the owner comes back and records its result
+    await expect(owner).resolves.toBe('transferred');
+
+    const { key } = await attempts.store.onlyClaim();
+    expect(calls()).toBe(1);
+    // No Temporal client in a MockActivityEnvironment: the waiter stays on record, untold, for `resume`.
+    expect(attempts.logged('ERROR', new RegExp(`run \`temporal-idempotency resume ${key}\``))).toHaveLength(1);
+    expect((await attempts.store.waitersOf(key)).map((waiter) => waiter.workflowId)).toEqual(['order-42']);
+  });
+});
