@@ -1,7 +1,7 @@
 /**
  * A claim store in this process's memory, for unit tests: the same answers as
  * `PostgresClaimStore` to every call the interceptor makes (one claim per key,
- * settled only by its token, leases and deadlines, waits woken by outcomes),
+ * settled only by its token, leases and deadlines, waiters told of outcomes),
  * held to the same behavioural suite. Leases run on an injectable clock.
  *
  * What it is not: durable (a restart forgets every claim), shared (each process,
@@ -74,7 +74,6 @@ export class InMemoryClaimStore implements ClaimStore {
     }
     this.clock = clock;
     this.salt = new KeySalt(options?.keySalt ?? randomBytes(32));
-    // A jump in time may have ended an owner's lease: let every waiting attempt read again.
   }
 
   async keySalt(): Promise<KeySalt> {

@@ -315,7 +315,7 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
     const { store, pollMs } = this.deps.options;
     // A waiting attempt keeps the details the previous attempt heartbeated, so they survive this one.
     const details: unknown = this.context.info.heartbeatDetails;
-    const outcome = await waitForOwner(() => this.storeCall(request, () => store.get(claim.key)), {
+    const outcome = await waitForOwner(claim, () => this.storeCall(request, () => store.get(claim.key)), {
       deadline: this.waitDeadline(),
       pollMs,
       signal: this.context.cancellationSignal,

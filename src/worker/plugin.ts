@@ -6,7 +6,7 @@
  * OpenTelemetry interceptor, which traces and does nothing else), adds the workflow
  * interceptors (to the worker's bundle, or to `bundleWorkflowCode`), checks
  * the per-activity settings against the activities the worker registers, and
- * closes the store's own connections when the worker stops.
+ * closes the store when the worker stops (it finishes undoing claims cut in flight).
  *
  * ```ts
  * Worker.create({ ..., plugins: [new IdempotencyPlugin({ store })] });
@@ -93,7 +93,7 @@ export class IdempotencyPlugin<Activities extends object = Record<string, AnyAct
 }
 
 /**
- * Workers of this process running through a plugin on each store: its connections close when the last
+ * Workers of this process running through a plugin on each store: it closes when the last
  * of them stops, not when the first does while the others still claim through it.
  */
 const workersRunningOn = new WeakMap<object, number>();
