@@ -121,7 +121,9 @@ export async function reapEmbeddedPostgres(parent: string): Promise<number[]> {
     const root = join(parent, entry);
     const pidText = await readFile(join(root, 'data', 'postmaster.pid'), 'utf8').catch(() => '');
     const pid = Number(pidText.split('\n')[0]);
-    if (Number.isInteger(pid) && pid > 0) {
+    // Only a postgres: a server that died on its own left its pid file, and the pid may be another process's now.
+    const command = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (Number.isInteger(pid) && pid > 0 && command.includes('postgres')) {
       try {
         process.kill(pid, 'SIGKILL');
         killed.push(pid);

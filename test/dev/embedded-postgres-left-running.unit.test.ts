@@ -16,9 +16,12 @@ afterEach(async () => {
   for (const parent of parents.splice(0)) await rm(parent, { recursive: true, force: true });
 });
 
-/** A process standing in for a postmaster, with the data directory and pid file a real one keeps. */
-async function serverLeftIn(parent: string, name: string) {
-  const server = spawn('sleep', ['60'], { stdio: 'ignore' });
+/**
+ * A process standing in for a postmaster (its command line names postgres, as the reaper checks), with the
+ * data directory and pid file a real one keeps; `command` another process that took a dead server's pid.
+ */
+async function serverLeftIn(parent: string, name: string, command = 'postgres') {
+  const server = spawn('sh', ['-c', 'sleep 60', command], { stdio: 'ignore' });
   const exited = new Promise<NodeJS.Signals | null>((resolve) => server.once('exit', (_, signal) => resolve(signal)));
   await mkdir(join(parent, name, 'data'), { recursive: true });
   await writeFile(join(parent, name, 'data', 'postmaster.pid'), `${server.pid}\n/some/data\n1700000000\n5432\n`);
@@ -48,6 +51,20 @@ describe('embedded Postgres servers a run leaves behind', () => {
     } finally {
       process.kill(other.pid, 'SIGKILL');
       await other.exited;
+    }
+  });
+
+  it('never kills a process that is not a postgres, though its pid is in a pid file (a server that died, its pid reused)', async () => {
+    const parent = await mkdtemp(join(tmpdir(), 'reap-test-'));
+    parents.push(parent);
+    const bystander = await serverLeftIn(parent, 'temporal-idempotency-pg-died', 'bystander');
+    try {
+      expect(await reapEmbeddedPostgres(parent)).toEqual([]);
+      expect(existsSync(join(parent, 'temporal-idempotency-pg-died'))).toBe(false);
+      expect(() => process.kill(bystander.pid, 0)).not.toThrow();
+    } finally {
+      process.kill(bystander.pid, 'SIGKILL');
+      await bystander.exited;
     }
   });
 
