@@ -10,6 +10,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
+import { expect } from 'vitest';
 import type { ActivityInterceptorsFactory, LogEntry } from '@temporalio/worker';
 import { RESUME_KEY_HEADER } from '../../src/call-headers.js';
 import type { ResumeKey } from '../../src/call-headers.js';
@@ -300,4 +301,33 @@ export function callInFlight<T>(): { readonly started: () => boolean; readonly b
     finish: (value) => resolve(value),
     fail: (error) => reject(error),
   };
+}
+
+/** Attempt 1 of `transfer`, called and not returned yet: `first.finish(value)` ends the call. */
+export async function runningTransfer(attempts: Attempts) {
+  const first = callInFlight<string>();
+  let calls = 0;
+  const transfer = async (_amount: number) => {
+    calls++;
+    return first.body();
+  };
+  const owner = attempts.attempt('transfer', 1).run(transfer, 100);
+  await expect.poll(first.started).toBe(true);
+  return { first, owner, transfer, calls: () => calls };
+}
+
+/**
+ * Attempt 1 of `transfer` calls and has not returned; attempt 2 of the same action (with `info`) waits
+ * for it, heartbeating. `waiting` is attempt 2's failure, once it fails.
+ */
+export async function waitingOnRunningOwner(attempts: Attempts, info: { startToCloseTimeoutMs?: number } = {}) {
+  const running = await runningTransfer(attempts);
+  const waiter = attempts.attempt('transfer', 2, info);
+  let heartbeats = 0;
+  waiter.on('heartbeat', () => heartbeats++);
+  const started = Date.now();
+  const waiting = failureOf(() => waiter.run(running.transfer, 100));
+  void waiting.catch(() => undefined);
+  await expect.poll(() => heartbeats).toBeGreaterThan(0);
+  return { ...running, waiter, waiting, started, heartbeats: () => heartbeats };
 }

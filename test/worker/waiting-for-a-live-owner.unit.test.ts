@@ -8,27 +8,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { IdempotencyClaimBusy, IdempotencyStoreUnavailable } from '../../src/index.js';
-import { Attempts, callInFlight, failureOf } from '../support/unit-attempts.js';
-
-/** Attempt 1 of `transfer` is in its call; attempt 2 of the same action waits for it, heartbeating. */
-async function waitingOnRunningOwner(attempts: Attempts, info: { startToCloseTimeoutMs?: number } = {}) {
-  const first = callInFlight<string>();
-  let calls = 0;
-  const transfer = async (_amount: number) => {
-    calls++;
-    return first.body();
-  };
-  const owner = attempts.attempt('transfer', 1).run(transfer, 100);
-  await expect.poll(first.started).toBe(true);
-  const waiter = attempts.attempt('transfer', 2, info);
-  let heartbeats = 0;
-  waiter.on('heartbeat', () => heartbeats++);
-  const started = Date.now();
-  const waiting = failureOf(() => waiter.run(transfer, 100));
-  void waiting.catch(() => undefined);
-  await expect.poll(() => heartbeats).toBeGreaterThan(0);
-  return { first, owner, waiter, waiting, started, calls: () => calls, heartbeats: () => heartbeats };
-}
+import { Attempts, waitingOnRunningOwner } from '../support/unit-attempts.js';
 
 /** `promise`, or 'still waiting' once `ms` passed without it settling. */
 async function within<T>(ms: number, promise: Promise<T>): Promise<T | 'still waiting'> {

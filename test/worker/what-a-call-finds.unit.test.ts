@@ -21,39 +21,12 @@ import {
 import type { RefusalDetails } from '../../src/index.js';
 import { IdempotentActivityEnvironment } from '../../src/testing/index.js';
 import { XorCodec } from '../support/codecs.js';
-import { Attempts, HUNG_LEASE_MS, callInFlight, connectionRefused, failureOf } from '../support/unit-attempts.js';
+import { Attempts, HUNG_LEASE_MS, callInFlight, connectionRefused, failureOf, runningTransfer, waitingOnRunningOwner } from '../support/unit-attempts.js';
 
 const LEASE_MS = 30_000;
 const order = { orderId: 'o-42', amountCents: 1999 };
 const resultIn = (claim: { result: Parameters<typeof defaultPayloadConverter.fromPayload>[0] | null }) =>
   claim.result ? defaultPayloadConverter.fromPayload(claim.result) : undefined;
-
-/** Attempt 1 of `transfer`, called and not returned yet: `first.finish(value)` ends the call. */
-async function runningTransfer(attempts: Attempts) {
-  const first = callInFlight<string>();
-  let calls = 0;
-  const transfer = async (_amount: number) => {
-    calls++;
-    return first.body();
-  };
-  const owner = attempts.attempt('transfer', 1).run(transfer, 100);
-  await expect.poll(first.started).toBe(true);
-  return { first, owner, transfer, calls: () => calls };
-}
-
-/**
- * Attempt 1 of `transfer` calls and has not returned; attempt 2 of the same action waits for it,
- * heartbeating. `waiting` is attempt 2's failure, once it fails.
- */
-async function waitingOnRunningOwner(attempts: Attempts) {
-  const running = await runningTransfer(attempts);
-  const waiter = attempts.attempt('transfer', 2);
-  let heartbeats = 0;
-  waiter.on('heartbeat', () => heartbeats++);
-  const waiting = failureOf(() => waiter.run(running.transfer, 100));
-  await expect.poll(() => heartbeats).toBeGreaterThan(0);
-  return { ...running, waiting };
-}
 
 /** One workflow's attempts at chargeCard, which charges (and counts) each time it is called. */
 function charges() {
