@@ -63,6 +63,7 @@ function storeScript(schema: string, edit: { claim?: (sql: string) => string; co
     13: 'NULL',
     14: 'NULL',
     15: 'NULL',
+    16: 'false',
   });
   const complete = bind((edit.complete ?? ((sql) => sql))(statements.complete), {
     1: ':key',
