@@ -13,12 +13,11 @@ import { cyclesPerSecond } from './closed-loop.js';
 import { cpuUsed, snapshotCpu } from './cpu-usage.js';
 import type { CpuRoots } from './cpu-usage.js';
 import { storeCycle } from './store-cycle.js';
-import { claimsSql } from '../src/store/sql/index.js';
-import { LEASE_MS, RESULT_JSON } from './claim-input.js';
 import { localPostmasterPid } from './pg-stats.js';
 import { claimScript, pgbenchCycles, pgbenchUnavailable } from './pgbench.js';
 import { benchPool } from './pool.js';
 import { withFreshSchema } from './schema.js';
+import { storeScript } from './store-script.js';
 
 const CLIENTS = 8;
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 8);
@@ -31,49 +30,6 @@ interface Variant {
   readonly node?: (pool: pg.Pool, schema: string) => () => Promise<void>;
   /** Run on the fresh schema before the script. */
   readonly prepare?: (schema: string) => string;
-}
-
-const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
-
-/** A statement's `$n` placeholders as SQL text, longest numbers first so `$1` does not eat `$17`. */
-function bind(text: string, values: Record<number, string>): string {
-  return text.replace(/\$(\d+)/g, (_, n: string) => {
-    const value = values[Number(n)];
-    if (value === undefined) throw new Error(`no value for $${n}`);
-    return value;
-  });
-}
-
-/** The store's claim and complete, as it sends them for an unsigned claim, `edit`ed. */
-function storeScript(schema: string, edit: { claim?: (sql: string) => string; complete?: (sql: string) => string } = {}): string {
-  const statements = claimsSql(`"${schema}"`);
-  const claim = bind((edit.claim ?? ((sql) => sql))(statements.claim), {
-    1: 'md5(random()::text) || md5(random()::text)',
-    2: 'gen_random_uuid()',
-    3: `md5('fingerprint') || md5('bench')`,
-    4: `'default'`,
-    5: `'chargeCard'`,
-    6: `'bench-workflow'`,
-    7: `'6b1f7c3e-2d4a-4c1e-9a51-0f3a9d2b8e71'`,
-    8: ':client_id',
-    9: '1',
-    10: `'pgbench'`,
-    11: String(LEASE_MS),
-    12: 'NULL',
-    13: 'NULL',
-    14: 'NULL',
-    15: 'NULL',
-    16: 'false',
-  });
-  const complete = bind((edit.complete ?? ((sql) => sql))(statements.complete), {
-    1: ':key',
-    2: ':token',
-    3: `${literal(JSON.stringify(RESULT_JSON))}::jsonb`,
-    4: 'NULL',
-    5: 'NULL',
-  });
-  // pgbench wants each statement on one line or ended by a semicolon; \gset keeps the claim's key and token.
-  return `${claim.trim()} \\gset\n${complete.trim()};\n`;
 }
 
 const VARIANTS: Variant[] = [
