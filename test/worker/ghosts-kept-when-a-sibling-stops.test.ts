@@ -14,16 +14,14 @@
  * deletes the ghost): that is the expected behaviour.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { IdempotencyPlugin, PostgresClaimStore } from '../../src/index.js';
 import type { StoreLogger } from '../../src/index.js';
 import { claimRequest } from '../support/claims.js';
 import { useTestSchema } from '../support/schema.js';
-import { TcpProxy } from '../support/tcp-proxy.js';
+import { poolThroughProxy } from '../support/tcp-proxy.js';
 
 const schema = useTestSchema(import.meta.filename);
-const databaseUrl = new URL(inject('databaseUrl'));
 const LEASE_MS = 30_000;
 const cleanups: Array<() => Promise<unknown>> = [];
 afterAll(async () => {
@@ -33,13 +31,7 @@ const quiet: StoreLogger = { warn: () => undefined, error: () => undefined };
 
 describe('a worker stopping on a store another worker still uses', () => {
   it('does not strand the other worker\'s cut claims as orphans', async () => {
-    const proxy = new TcpProxy(databaseUrl.hostname, Number(databaseUrl.port));
-    const url = new URL(databaseUrl);
-    url.port = String(await proxy.start());
-    cleanups.push(() => proxy.stop());
-    const pool = new pg.Pool({ connectionString: url.toString(), max: 10, connectionTimeoutMillis: 2_000 });
-    pool.on('error', () => undefined);
-    cleanups.push(() => pool.end().catch(() => undefined));
+    const { proxy, pool } = await poolThroughProxy(cleanups, 10);
     const store = new PostgresClaimStore({ pool, schema: schema.name, logger: quiet });
     await store.begin(claimRequest(), LEASE_MS); // first use: checks done, worker noted
 

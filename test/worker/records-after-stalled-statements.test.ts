@@ -12,19 +12,17 @@
  * recorded nowhere. Before 3156d7e the later record went out on a fresh connection at once.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { STATEMENTS_IN_FLIGHT } from '../../src/store/postgres-claim-store.js';
 import { PostgresClaimStore, idempotencyInterceptors } from '../../src/index.js';
 import type { StoreLogger } from '../../src/index.js';
 import { useTestSchema } from '../support/schema.js';
 import { uniqueName, useTemporal } from '../support/temporal.js';
-import { TcpProxy } from '../support/tcp-proxy.js';
+import { poolThroughProxy } from '../support/tcp-proxy.js';
 import { applicationFailureIn } from '../../dev/failures.js';
 
 const schema = useTestSchema(import.meta.filename);
 const temporal = useTemporal();
-const databaseUrl = new URL(inject('databaseUrl'));
 const cleanups: Array<() => Promise<unknown>> = [];
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
@@ -33,13 +31,7 @@ const quiet: StoreLogger = { warn: () => undefined, error: () => undefined };
 
 describe('a call that went out after every record in flight was stranded on a half-open connection', () => {
   it('returns its receipt to the workflow, once', { timeout: 150_000 }, async () => {
-    const proxy = new TcpProxy(databaseUrl.hostname, Number(databaseUrl.port));
-    const url = new URL(databaseUrl);
-    url.port = String(await proxy.start());
-    cleanups.push(() => proxy.stop());
-    const pool = new pg.Pool({ connectionString: url.toString(), max: 10, connectionTimeoutMillis: 2_000 });
-    pool.on('error', () => undefined);
-    cleanups.push(() => pool.end().catch(() => undefined));
+    const { proxy, pool } = await poolThroughProxy(cleanups, 10);
     const store = new PostgresClaimStore({ pool, schema: schema.name, logger: quiet });
     cleanups.push(() => store.close());
 

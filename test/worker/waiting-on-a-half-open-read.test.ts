@@ -11,18 +11,16 @@
  * MockActivityEnvironments under the interceptors.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { ApplicationFailure } from '@temporalio/common';
 import { IdempotencyClaimBusy, PostgresClaimStore } from '../../src/index.js';
 import type { StoreLogger } from '../../src/index.js';
 import { IdempotentActivityEnvironment } from '../../src/testing/index.js';
 import { useTestSchema } from '../support/schema.js';
-import { TcpProxy } from '../support/tcp-proxy.js';
+import { poolThroughProxy } from '../support/tcp-proxy.js';
 import { callInFlight } from '../support/unit-attempts.js';
 
 const schema = useTestSchema(import.meta.filename);
-const databaseUrl = new URL(inject('databaseUrl'));
 const cleanups: Array<() => Promise<unknown>> = [];
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
@@ -32,13 +30,7 @@ const info = { workflowExecution: { workflowId: 'order-half-open', runId: 'run-1
 
 describe('an attempt waiting for a live owner, when its read goes out on a half-open connection', () => {
   it('ends retryably at maxWaitMs instead of waiting on the read', { timeout: 60_000 }, async () => {
-    const proxy = new TcpProxy(databaseUrl.hostname, Number(databaseUrl.port));
-    const url = new URL(databaseUrl);
-    url.port = String(await proxy.start());
-    cleanups.push(() => proxy.stop());
-    const stalledPool = new pg.Pool({ connectionString: url.toString(), max: 4, connectionTimeoutMillis: 2_000 });
-    stalledPool.on('error', () => undefined);
-    cleanups.push(() => stalledPool.end().catch(() => undefined));
+    const { proxy, pool: stalledPool } = await poolThroughProxy(cleanups, 4);
 
     const ownerStore = new PostgresClaimStore({ pool: schema.pool, schema: schema.name, logger: quiet });
     const waiterStore = new PostgresClaimStore({ pool: stalledPool, schema: schema.name, logger: quiet });
