@@ -16,10 +16,13 @@ export interface ServerCounters {
 export async function readCounters(client: pg.Pool): Promise<ServerCounters> {
   // Our own backend's pending counters are flushed first, so the snapshot is not short by them.
   await client.query('SELECT pg_stat_force_next_flush()');
+  const { rows: version } = await client.query<{ num: number }>(`SELECT current_setting('server_version_num')::int AS num`);
+  // Postgres 18 moved the WAL's fsyncs from pg_stat_wal to pg_stat_io.
+  const walSyncs = version[0]!.num >= 180_000 ? `(SELECT coalesce(sum(fsyncs), 0) FROM pg_stat_io WHERE object = 'wal')` : 'wal_sync';
   const { rows } = await client.query<{ commits: string; wal_sync: string; wal_bytes: string }>(`
 SELECT
   (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()) AS commits,
-  wal_sync,
+  ${walSyncs} AS wal_sync,
   wal_bytes
 FROM pg_stat_wal`);
   const row = rows[0]!;
