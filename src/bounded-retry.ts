@@ -14,18 +14,24 @@ const MAX_DELAY_MS = 2_000;
 const PERMANENT_SQLSTATE_CLASSES = new Set(['22', '23', '42']);
 
 /**
- * Runs `operation` until it resolves or `budgetMs` has passed; then rethrows its last error. With
- * `keepAlive: false` its waits do not keep the process alive: work in the background must not hold
- * up a worker's exit.
+ * Runs `operation` until it resolves or `budgetMs` has passed; then rethrows its last error. An error
+ * `retryable` refuses (by default one that says the statement is wrong for its data) is rethrown at once.
+ * With `keepAlive: false` its waits do not keep the process alive: work in the background must not
+ * hold up a worker's exit.
  */
-export async function retryFor<T>(budgetMs: number, operation: () => Promise<T>, options: { readonly keepAlive?: boolean } = {}): Promise<T> {
+export async function retryFor<T>(
+  budgetMs: number,
+  operation: () => Promise<T>,
+  options: { readonly keepAlive?: boolean; readonly retryable?: (error: unknown) => boolean } = {},
+): Promise<T> {
+  const retryable = options.retryable ?? ((error: unknown) => !isPermanent(error));
   const deadline = Date.now() + budgetMs;
   let delay = FIRST_DELAY_MS;
   for (;;) {
     try {
       return await operation();
     } catch (error) {
-      if (isPermanent(error) || Date.now() + delay > deadline) throw error;
+      if (!retryable(error) || Date.now() + delay > deadline) throw error;
       await sleep(delay, undefined, { ref: options.keepAlive ?? true });
       delay = Math.min(delay * 2, MAX_DELAY_MS);
     }

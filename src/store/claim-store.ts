@@ -162,17 +162,9 @@ export interface ClaimStore {
    * was refused on it.
    */
   waitersToTell(claim: HeldClaim): Promise<readonly Waiter[]>;
-  /**
-   * Calls `listener` when the store deletes a claim of its own that its caller was told failed (the
-   * insert's answer was lost, so nothing ran) after someone was flagged as waiting on it: they were
-   * refused on a call that never went out and may call now. Returns a function that stops it.
-   */
-  onGhostReleased?(listener: (ghost: HeldClaim) => void): () => void;
   /** Notes that these waiters of `key` were told its outcome (or are closed): `prune` counts from now. */
   waitersTold(key: string, waiters: readonly Pick<Waiter, 'namespace' | 'workflowId'>[]): Promise<void>;
   // What follows is optional: each is a capability some stores have, never a step of the protocol.
   /** The audit ledger kept beside the claims, when this store has one. */
   auditLedger?(): AuditLedger;
-  /** Releases what the store holds of its own (connections it opened); the pool it was given stays open. */
-  close?(): Promise<void>;
 }

@@ -104,8 +104,6 @@ export class PostgresClaimStore implements ClaimStore {
   private checkedOnce: Promise<CheckedSchema> | undefined;
   private ledger: PostgresAuditLedger | undefined;
   private warnedUnsigned = false;
-  /** Told when a ghost someone was flagged as waiting on is undone (see `onGhostReleased`). */
-  private readonly ghostListeners = new Set<(ghost: HeldClaim) => void>();
 
   constructor(options: PostgresClaimStoreOptions) {
     if (options?.pool == null || typeof options.pool.query !== 'function') {
@@ -147,7 +145,7 @@ export class PostgresClaimStore implements ClaimStore {
       stalledAfterMs: STALLED_STATEMENT_MS,
     };
     this.settling = new Settling(this.context, batching);
-    this.claiming = new Claiming(this.context, batching, (ghost) => this.ghostReleased(ghost));
+    this.claiming = new Claiming(this.context, batching);
   }
 
   async keySalt(): Promise<KeySalt> {
@@ -204,11 +202,6 @@ export class PostgresClaimStore implements ClaimStore {
     await this.pool.query(this.sql.waiters.told, [key, waiters.map((waiter) => waiter.namespace), waiters.map((waiter) => waiter.workflowId)]);
   }
 
-  onGhostReleased(listener: (ghost: HeldClaim) => void): () => void {
-    this.ghostListeners.add(listener);
-    return () => void this.ghostListeners.delete(listener);
-  }
-
   auditLedger(): AuditLedger {
     return (this.ledger ??= new PostgresAuditLedger(this.pool, this.schema));
   }
@@ -226,21 +219,6 @@ export class PostgresClaimStore implements ClaimStore {
       timeoutMs,
     );
     return rows.map((row) => row.token);
-  }
-
-  /**
-   * Waits for what the store still does on its own (the pool stays the caller's): a claim whose insert
-   * was cut in flight is looked for, through the pool, until its time is up (twice the lease), and
-   * undone if it committed; a pool ended before then leaves it to be refused, with a warning.
-   */
-  async close(): Promise<void> {
-    await this.claiming.stop();
-  }
-
-  /** A ghost (a claim whose caller was told it failed) undone while someone was refused on it: they must hear so. */
-  private ghostReleased(ghost: HeldClaim): void {
-    this.settling.noteAwaitedCompletion(ghost.token);
-    for (const listener of this.ghostListeners) listener(ghost);
   }
 
   /**

@@ -28,7 +28,7 @@ export function grantStatements(roles: StoreRoles, schema: string = DEFAULT_SCHE
       `GRANT USAGE ON SCHEMA ${s} TO ${worker}`,
       // Which schema version it is at, and the key salt.
       `GRANT SELECT ON ${s}.migrations, ${s}.settings TO ${worker}`,
-      // DELETE: a claim released after a definite failure, or undone after an insert that may not have committed.
+      // DELETE: a claim released after a definite failure.
       `GRANT SELECT, INSERT, UPDATE, DELETE ON ${s}.claims TO ${worker}`,
       // A refused workflow is recorded (INSERT … ON CONFLICT DO UPDATE), for the CLI to signal.
       `GRANT SELECT, INSERT, UPDATE ON ${s}.waiters TO ${worker}`,

@@ -43,7 +43,7 @@ function requiredPrivileges(quotedSchema: string): RequiredPrivilege[] {
       privilege,
     }));
   return [
-    // Claims, records, releases, renewals and undoes.
+    // Claims, records, releases and renewals.
     ...onTable('claims', ['SELECT', 'INSERT', 'UPDATE', 'DELETE']),
     // A refused workflow on record as waiting, for resolve and release to signal: without it, it waits for ever.
     ...onTable('waiters', ['SELECT', 'INSERT', 'UPDATE']),

@@ -262,9 +262,6 @@ export class InMemoryClaimStore implements ClaimStore {
     return (this.ledger ??= new InMemoryAuditLedger(this.clock));
   }
 
-  /** Nothing to release: the store holds no connection. Its claims stay. */
-  async close(): Promise<void> {}
-
   private noteAwaitedSettlement(row: Row): void {
     if (row.awaited) this.awaitedSettlements.add(row.token);
   }

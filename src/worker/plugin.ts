@@ -4,9 +4,8 @@
  * version of this package's peer range, which starts at 1.20.1).
  * It puts the idempotency interceptor outermost (inside only Temporal's
  * OpenTelemetry interceptor, which traces and does nothing else), adds the workflow
- * interceptors (to the worker's bundle, or to `bundleWorkflowCode`), checks
- * the per-activity settings against the activities the worker registers, and
- * closes the store when the worker stops (it finishes undoing claims cut in flight).
+ * interceptors (to the worker's bundle, or to `bundleWorkflowCode`), and checks
+ * the per-activity settings against the activities the worker registers.
  *
  * ```ts
  * Worker.create({ ..., plugins: [new IdempotencyPlugin({ store })] });
@@ -75,28 +74,11 @@ export class IdempotencyPlugin<Activities extends object = Record<string, AnyAct
     return { ...options, workflowInterceptorModules: withModule(options.workflowInterceptorModules) };
   }
 
-  async runWorker(worker: Worker, next: (worker: Worker) => Promise<void>): Promise<void> {
+  runWorker(worker: Worker, next: (worker: Worker) => Promise<void>): Promise<void> {
     putOutermost(worker.options.interceptors.activity, this.activityInterceptors, this.tracingInterceptors);
-    const { store } = this.options;
-    workersRunningOn.set(store, (workersRunningOn.get(store) ?? 0) + 1);
-    try {
-      await next(worker);
-    } finally {
-      const stillRunning = (workersRunningOn.get(store) ?? 1) - 1;
-      if (stillRunning > 0) workersRunningOn.set(store, stillRunning);
-      else {
-        workersRunningOn.delete(store);
-        await store.close?.();
-      }
-    }
+    return next(worker);
   }
 }
-
-/**
- * Workers of this process running through a plugin on each store: it closes when the last
- * of them stops, not when the first does while the others still claim through it.
- */
-const workersRunningOn = new WeakMap<object, number>();
 
 /**
  * First in the list is the outermost: idempotency sees every call before anything else acts on it.

@@ -5,8 +5,6 @@
 import type { Context } from '@temporalio/activity';
 import { Runtime } from '@temporalio/worker';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import type { Logger } from '@temporalio/common';
-import type { ClaimStore } from '../store/index.js';
 import { setDefaultStoreLogger } from '../store/store-logger.js';
 import { auditLedgerInterceptors } from './audit-interceptor.js';
 import { IdempotencyConfigError } from '../errors.js';
@@ -19,7 +17,6 @@ import { misconfigured } from './refusals.js';
 import { markUnguarded } from './current-call.js';
 import { ResultCodec } from './result-codec.js';
 import { watchRedirectedWrites } from './redirected-writes.js';
-import { tellWaitersInNamespaces, tellerOf } from './waiter-signals.js';
 
 /** Activity executions an idempotency interceptor already guards: a second one would wait on the first's claim. */
 const guarded = new WeakSet<Context>();
@@ -56,9 +53,7 @@ export function idempotencyInterceptors<Activities extends object = Record<strin
     }),
     metrics,
   };
-  const ghosts = ghostTellerFor(resolved.store, runtimeLogger);
   const idempotency: ActivityInterceptorsFactory = (context) => {
-    ghosts.set(context.info.activityNamespace, context);
     if (guarded.has(context)) {
       // The SDK fails the activity with this (before it runs), non-retryably.
       throw misconfigured(
@@ -87,27 +82,4 @@ export function idempotencyInterceptors<Activities extends object = Record<strin
     ? auditLedgerInterceptors({ ledger: resolved.auditLedger, payloadConverter: resolved.payloadConverter, payloadCodecs: resolved.payloadCodecs })
     : [];
   return [idempotency, ...audit];
-}
-
-/**
- * Who tells the workflows refused on a ghost claim once its store undoes it: one listener per store, however
- * many workers are created on it. The worker's client reaches workflows only through an activity's context,
- * so the latest activity of any worker on the store in each namespace stands in for that namespace (a worker
- * re-created after another stopped takes over as soon as it runs one).
- */
-const ghostTellers = new WeakMap<ClaimStore, Map<string, Context>>();
-
-function ghostTellerFor(store: ClaimStore, logger: () => Logger): Map<string, Context> {
-  const existing = ghostTellers.get(store);
-  if (existing) return existing;
-  const latestByNamespace = new Map<string, Context>();
-  ghostTellers.set(store, latestByNamespace);
-  store.onGhostReleased?.((ghost) => {
-    const tellerIn = (namespace: string) => {
-      const context = latestByNamespace.get(namespace);
-      return context ? { ...tellerOf(context), log: logger() } : undefined;
-    };
-    void tellWaitersInNamespaces(tellerIn, { log: logger() }, store, ghost, 'released');
-  });
-  return latestByNamespace;
 }

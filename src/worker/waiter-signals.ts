@@ -4,9 +4,8 @@
  * waits for. This is how a workflow refused while the owner was only paused
  * (its lease lapsed, or it ran past its deadline) goes on once that owner
  * records its result late (answered from the record) or releases its claim
- * after a definite error (called again), and one refused on a ghost claim (its
- * insert committed unanswered, so nothing ran) calls once the store undoes it,
- * instead of waiting for someone to notice and run `resume`.
+ * after a definite error (called again), instead of waiting for someone to
+ * notice and run `resume`.
  */
 import type { Context } from '@temporalio/activity';
 import type { Logger } from '@temporalio/common';
@@ -37,35 +36,19 @@ export async function tellWaitersOfOutcome(
   claim: HeldClaim,
   outcome: OperatorDecision['decision'],
 ): Promise<void> {
-  await tellWaitersInNamespaces((namespace) => (namespace === teller.namespace ? teller : undefined), teller, store, claim, outcome);
-}
-
-/**
- * As `tellWaitersOfOutcome`, with a teller for each namespace this process has a worker in (`tellerIn`):
- * the waiters of a key can be in several, and `waitersToTell` answers once.
- */
-export async function tellWaitersInNamespaces(
-  tellerIn: (namespace: string) => WaiterTeller | undefined,
-  /** Where to log what no teller could tell. */
-  fallback: Pick<WaiterTeller, 'log'>,
-  store: ClaimStore,
-  claim: HeldClaim,
-  outcome: OperatorDecision['decision'],
-): Promise<void> {
   let waiters: readonly Waiter[];
   try {
     waiters = await store.waitersToTell(claim);
   } catch (error) {
-    leftForOperator(fallback, claim, outcome, `could not read who waits on the key (${errorMessage(error)})`);
+    leftForOperator(teller, claim, outcome, `could not read who waits on the key (${errorMessage(error)})`);
     return;
   }
-  const byNamespace = new Map<string, Waiter[]>();
-  for (const waiter of waiters) byNamespace.set(waiter.namespace, [...(byNamespace.get(waiter.namespace) ?? []), waiter]);
-  for (const [namespace, inNamespace] of byNamespace) {
-    const teller = tellerIn(namespace);
-    if (teller) await signalWaiters(teller, store, claim, inNamespace, outcome);
-    else leftForOperator(fallback, claim, outcome, `workflows wait on it in namespace ${namespace}, where this process has no worker`);
+  const elsewhere = new Set(waiters.filter((waiter) => waiter.namespace !== teller.namespace).map((waiter) => waiter.namespace));
+  for (const namespace of elsewhere) {
+    leftForOperator(teller, claim, outcome, `workflows wait on it in namespace ${namespace}, where this worker is not`);
   }
+  const here = waiters.filter((waiter) => waiter.namespace === teller.namespace);
+  if (here.length > 0) await signalWaiters(teller, store, claim, here, outcome);
 }
 
 async function signalWaiters(

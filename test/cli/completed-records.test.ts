@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DefaultLogger } from '@temporalio/worker';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ClaimOperations, PostgresClaimStore } from '../../src/index.js';
 import { deriveCallKeys } from '../../src/key/index.js';
 import { RecordSecret } from '../../src/store/record-signing.js';
@@ -19,13 +19,10 @@ import { useTestSchema } from '../support/schema.js';
 const schema = useTestSchema(import.meta.filename);
 const SECRET = 'completed-records-worker-secret-of-32-bytes-or-more';
 const NEXT = 'completed-records-next-secret-of-32-bytes-or-more!!';
-const stores: PostgresClaimStore[] = [];
-afterAll(() => Promise.all(stores.map((store) => store.close())));
 
 /** A worker that signs with SECRET, in its own workflow; charge counts the vendor's calls. */
 function worker(workflowId: string) {
   const store = new PostgresClaimStore({ pool: schema.pool, schema: schema.name, secret: SECRET, previousSecrets: [NEXT] });
-  stores.push(store);
   const environment = new IdempotentActivityEnvironment({
     store,
     info: { namespace: 'default', workflowExecution: { workflowId, runId: 'run-1' } },

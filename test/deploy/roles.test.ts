@@ -134,7 +134,6 @@ describe('least-privilege roles', () => {
         refused[name] = { key: pending.key, workflowId: handle.workflowId, taskQueue };
       }
     });
-    await store.close();
     expect(sent).toEqual(['+4911', '+4922', '+4933']);
 
     const ledger = await admin.query(`SELECT event, outcome FROM "${schemaName}".ledger ORDER BY id`);
@@ -191,7 +190,6 @@ describe('least-privilege roles', () => {
       },
       () => Promise.all([toResolve, toRelease].map(({ workflowId }) => temporal.client.workflow.getHandle(workflowId).result())),
     );
-    await store.close();
     expect(results).toEqual([['sent by hand'], ['called again']]);
     expect(calls).toEqual(['+4933']);
 

@@ -74,7 +74,6 @@ describe('this release on the next release’s schema', () => {
     expect(await send(store, to)).toEqual([`sent to ${to}`]);
     expect(await send(store, to)).toEqual([`sent to ${to}`]);
     expect(sent).toEqual([to]);
-    await store.close();
     const { rows } = await pool.query(`SELECT key FROM "${schema}".claims`);
     expect(rows).toEqual([{ key: expect.any(String) }]);
 
@@ -96,7 +95,6 @@ describe('this release on the next release’s schema', () => {
     );
     expect(sent).toEqual([]);
     await expect(migrate(pool, { schema })).rejects.toThrow(SchemaTooNewError);
-    await starting.close();
   });
 
   it('a schema a release before 1.0 made is refused by name, by migrate(), the CLI and a worker, and left as it is', async () => {
@@ -120,7 +118,6 @@ INSERT INTO ${s}.migrations (id, name) VALUES (1, 'claims'), (2, 'leases'), (3, 
     const store = new PostgresClaimStore({ pool, schema: name });
     sent = [];
     const failure = await activityFailureOf(send(store, uniqueName('+49')));
-    await store.close();
     expect(failure.type).toBe(IdempotencyStoreUnavailable);
     expect(sent).toEqual([]);
     const { rows } = await pool.query(`SELECT id FROM ${s}.migrations ORDER BY id`);

@@ -20,9 +20,6 @@ const ALLOWED: Record<string, string> = {
   'src/worker/current-call.ts: unguarded': 'activity executions left unguarded by their settings',
   'src/worker/current-call.ts: audited': 'activity executions a ledger records',
   'src/worker/registration.ts: guarded': 'activity executions already guarded (a second registration is refused)',
-  // Keyed by the store they describe: shared by every worker on that store, on purpose.
-  'src/worker/registration.ts: ghostTellers': "one listener per store for undone ghosts, whichever worker's activity tells",
-  'src/worker/plugin.ts: workersRunningOn': "the store's connections close when the last worker on it stops",
   // Node's diagnostics channels are the process's: so is what is heard on them, keyed by request and execution.
   'src/worker/redirected-writes.ts: requestAttempts': 'diagnostics channels are process-wide',
   'src/worker/redirected-writes.ts: redirectedWrites': 'diagnostics channels are process-wide',

@@ -17,17 +17,13 @@ import { useTestSchema } from '../support/schema.js';
 const schema = useTestSchema(import.meta.filename);
 const OLD = 'key-salt-test-old-secret-of-at-least-32-bytes!';
 const NEW = 'key-salt-test-new-secret-of-at-least-32-bytes!';
-const stores: PostgresClaimStore[] = [];
 const extraSchemas: string[] = [];
 afterAll(async () => {
-  await Promise.all(stores.map((store) => store.close()));
   for (const name of extraSchemas) await schema.pool.query(`DROP SCHEMA IF EXISTS "${name}" CASCADE`);
 });
 
 function store(options: Omit<PostgresClaimStoreOptions, 'pool'> = {}, pool: pg.Pool = schema.pool): PostgresClaimStore {
-  const made = new PostgresClaimStore({ pool, schema: schema.name, ...options });
-  stores.push(made);
-  return made;
+  return new PostgresClaimStore({ pool, schema: schema.name, ...options });
 }
 
 /** A worker of this schema: the interceptor on `store`, attempts of workflow `workflowId` in namespace `default`. */

@@ -24,7 +24,6 @@ async function completedBy(options: Omit<PostgresClaimStoreOptions, 'pool'>): Pr
   const store = new PostgresClaimStore({ pool: schema.pool, schema: schema.name, ...options });
   const { claim } = await store.begin(claimRequest(), 60_000);
   await store.complete(claim, defaultPayloadConverter.toPayload({ charged: true }));
-  await store.close();
   return claim.key;
 }
 
@@ -61,6 +60,5 @@ describe('keys re-sign', () => {
     const worker = new PostgresClaimStore({ pool: schema.pool, schema: schema.name, secret: NEW, previousSecrets: [OLD] });
     expect((await worker.get(genuine))?.authenticity).toBe('verified');
     expect((await worker.get(edited))?.authenticity).toBe('rejected');
-    await worker.close();
   });
 });

@@ -47,9 +47,7 @@ const STAGES: ReadonlyArray<Omit<PostgresClaimStoreOptions, 'pool'>> = [
 const RETRYABLE = new Set([IdempotencyRecordUnverifiable, IdempotencyClaimBusy]);
 
 const schemas: string[] = [];
-const stores: PostgresClaimStore[] = [];
 afterAll(async () => {
-  await Promise.all(stores.map((store) => store.close()));
   for (const name of schemas) await schema.pool.query(`DROP SCHEMA IF EXISTS "${name}" CASCADE`);
 });
 
@@ -134,7 +132,6 @@ class Deployment {
 
   private environment(stage: number): IdempotentActivityEnvironment {
     const store = new PostgresClaimStore({ pool: schema.pool, schema: this.schemaName, ...STAGES[stage] });
-    stores.push(store);
     return new IdempotentActivityEnvironment({
       store,
       maxWaitMs: 50,
@@ -257,7 +254,6 @@ describe('a leaked record secret', () => {
     await deployment.call(0, 'genuine');
     // Whoever holds the leaked OLD (and can write the table) records a receipt for a charge not made yet.
     const attacker = new PostgresClaimStore({ pool: schema.pool, schema: deployment.schemaName, secret: OLD });
-    stores.push(attacker);
     await new IdempotentActivityEnvironment({ store: attacker, info: { namespace: 'default', workflowExecution: { workflowId: 'wf-rotation', runId: 'run-1' } } })
       .attempt({ activityType: 'charge' })
       .run(async (_action: string) => ({ charged: 'FORGED' }), 'planted');
@@ -300,7 +296,6 @@ describe('a leaked record secret', () => {
   it('a --distrust that names no secret is refused before anything is signed; upper case and spaces are the same id', async () => {
     const deployment = await Deployment.start(1);
     const attacker = new PostgresClaimStore({ pool: schema.pool, schema: deployment.schemaName, secret: OLD });
-    stores.push(attacker);
     await new IdempotentActivityEnvironment({ store: attacker, info: { namespace: 'default', workflowExecution: { workflowId: 'wf-rotation', runId: 'run-1' } } })
       .attempt({ activityType: 'charge' })
       .run(async (_action: string) => ({ charged: 'FORGED' }), 'planted');

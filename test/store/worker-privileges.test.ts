@@ -68,7 +68,6 @@ async function oneCall(workerPool: pg.Pool, schema: string): Promise<string> {
       );
     return recorded;
   } finally {
-    await worker.close();
   }
 }
 
@@ -96,7 +95,6 @@ describe('what a worker role may do, checked before its first claim', () => {
       () => undefined,
       (error: unknown) => error,
     );
-    await store.close();
     expect(refusal).toBeInstanceOf(StorePrivilegesMissingError);
     expect((refusal as StorePrivilegesMissingError).missing).toEqual(['UPDATE on claims', 'DELETE on claims']);
     expect((refusal as Error).message).not.toContain(worker); // it reaches workflow history

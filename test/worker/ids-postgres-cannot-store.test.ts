@@ -46,7 +46,6 @@ describe('a workflow id with U+0000', () => {
           }),
         ),
     );
-    await store.close();
     expect({ outcome, calls }, 'refused once, non-retryably, naming the field: not told the store is unavailable (Postgres 22021) on every attempt').toEqual({
       outcome: {
         failed: 'IdempotencyInvalidKeyInput',

@@ -33,7 +33,6 @@ describe('a call that went out after every record in flight was stranded on a ha
   it('returns its receipt to the workflow, once', { timeout: 150_000 }, async () => {
     const { proxy, pool } = await poolThroughProxy(cleanups, 10);
     const store = new PostgresClaimStore({ pool, schema: schema.name, logger: quiet });
-    cleanups.push(() => store.close());
 
     const calls = new Map<string, number>();
     let entered = 0;

@@ -165,7 +165,6 @@ describe('records written without the secret are refused, never obeyed', () => {
       );
       return activityFailureOf(handle.result());
     });
-    await owner.close();
     expect({ charges, type: outcome.type }).toEqual({ charges: 0, type: IdempotencyRecordUnverifiable });
     expect(outcome.message).not.toContain('ch_FORGED');
   });

@@ -85,7 +85,6 @@ describe('a paused owner whose late record loses its answer', () => {
       expect(outcome).toEqual([{ id: 'placed_by_the_paused_owner' }]);
       expect(bodies).toBe(1);
     } finally {
-      await base.close();
       await (pool as pg.Pool).end();
     }
   });

@@ -34,7 +34,6 @@ describe('an attempt waiting for a live owner, when its read goes out on a half-
 
     const ownerStore = new PostgresClaimStore({ pool: schema.pool, schema: schema.name, logger: quiet });
     const waiterStore = new PostgresClaimStore({ pool: stalledPool, schema: schema.name, logger: quiet });
-    cleanups.push(() => waiterStore.close());
     const owners = new IdempotentActivityEnvironment({ store: ownerStore, info });
     const waiters = new IdempotentActivityEnvironment({ store: waiterStore, info, maxWaitMs: 3_000 });
 

@@ -67,12 +67,14 @@ ORDER BY request.key
 ON CONFLICT (key) DO NOTHING
 ${CLAIM_RETURNING}`,
 
-    // Takes back claims whose insert may have committed though their callers were told it failed ($1 keys, $2 tokens).
-    undoClaims: `
-DELETE FROM ${table} AS claim
-USING unnest($1::text[], $2::uuid[]) AS undone (key, token)
-WHERE claim.key = undone.key AND claim.token = undone.token AND claim.state = 'claimed'
-RETURNING claim.token, claim.key, claim.awaited`,
+    // The caller's own claim, inserted by a try whose answer was lost: its lease renewed in a durable commit ($1 key,
+    // $2 token, $3 lease ms). The flush of this commit is also that of the insert, written before it.
+    reclaim: `
+UPDATE ${table}
+SET lease_expires_at = now() + $3::float8 * interval '1 millisecond'
+FROM ${DURABLE_COMMIT}
+WHERE key = $1 AND token = $2 AND state = 'claimed'
+${CLAIM_RETURNING}`,
 
     get: `
 SELECT ${CLAIM_READ}
