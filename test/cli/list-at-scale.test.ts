@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, inject, it } from 'vitest';
 import { useTestSchema } from '../support/schema.js';
-import { runCli } from '../support/cli.js';
+import { cliArgv, runCli } from '../support/cli.js';
 
 const schema = useTestSchema(import.meta.filename);
 const cli = (args: string[], nodeFlags: string[] = []) => runCli([...args, '--schema', schema.name], {}, { nodeFlags });
@@ -47,7 +47,7 @@ describe('list at scale', () => {
 
   it('stops quietly, exit 0, when its reader closes the pipe early (| head)', async () => {
     await seedCompleted('piped', 20_000, 10);
-    const list = `"${process.execPath}" --import tsx src/cli/bin.ts list --activity piped --limit 20000 --schema ${schema.name}`;
+    const list = `"${process.execPath}" ${cliArgv().join(' ')} list --activity piped --limit 20000 --schema ${schema.name}`;
     const child = spawn('bash', ['-c', `${list} | head -c 100 > /dev/null; exit \${PIPESTATUS[0]}`], {
       cwd: fileURLToPath(new URL('../..', import.meta.url)),
       env: { ...process.env, DATABASE_URL: inject('databaseUrl') },
