@@ -41,10 +41,12 @@ export function startCli(args: readonly string[], targets: CliTargets): CliProce
   };
 }
 
-/** Runs a CLI command to its end; throws with its output unless it exits 0. */
-export async function runCli(args: readonly string[], targets: CliTargets): Promise<string> {
+/** Runs a CLI command to its end; throws with its output unless it exits 0 or with one of `allowed`. Its exit code. */
+export async function runCli(args: readonly string[], targets: CliTargets, allowed: readonly number[] = []): Promise<number> {
   const cli = startCli(args, targets);
   const { code, signal } = await cli.exited;
-  if (code !== 0) throw new Error(`temporal-idempotency ${args.join(' ')} exited ${code ?? signal}:\n${cli.output()}`);
-  return cli.output();
+  if (code !== 0 && (code === null || !allowed.includes(code))) {
+    throw new Error(`temporal-idempotency ${args.join(' ')} exited ${code ?? signal}:\n${cli.output()}`);
+  }
+  return code;
 }
