@@ -16,43 +16,68 @@ export interface CurrentCall {
   outcomeOf(error: unknown): OutcomeVerdict;
 }
 
-const calls = new WeakMap<Context, CurrentCall>();
-/** Activities configured as not writes: the ledger lets them through unrecorded. */
-const unguarded = new WeakSet<Context>();
+/**
+ * What the library knows of one activity execution, kept on that execution's Context (as the store marks
+ * a pool it guards, on the pool): no module keeps a list, and no execution reads another's. By
+ * `Symbol.for`, so a second copy of the library in the process (its ES module and CommonJS builds
+ * both loaded) sees the same marks, and a registration through each is still seen as twice.
+ */
+interface Execution {
+  /** An idempotency interceptor guards it: a second one would wait on the first's claim. */
+  guarded?: boolean;
+  /** Configured as not a write: the ledger lets it through unrecorded. */
+  unguarded?: boolean;
+  /** An audit ledger records it: the claim says so, so `ledger` can tell silence from "not sent". */
+  audited?: boolean;
+  /** The call the idempotency interceptor let through, while it runs. */
+  call?: CurrentCall | undefined;
+}
+
+const EXECUTION = Symbol.for('temporal-idempotency.activity-execution');
+
+function executionOf(context: Context): Execution {
+  const holder = context as unknown as { [EXECUTION]?: Execution };
+  return (holder[EXECUTION] ??= {});
+}
+
+/** Marks the execution guarded; false if an idempotency interceptor already guards it. */
+export function markGuarded(context: Context): boolean {
+  const execution = executionOf(context);
+  if (execution.guarded) return false;
+  execution.guarded = true;
+  return true;
+}
 
 /** Marks an activity the idempotency interceptor deliberately does not guard; returns no interceptors. */
 export function markUnguarded(context: Context): Record<string, never> {
-  unguarded.add(context);
+  executionOf(context).unguarded = true;
   return {};
 }
 
 export function isUnguarded(context: Context): boolean {
-  return unguarded.has(context);
+  return executionOf(context).unguarded === true;
 }
-
-/** Activity executions an audit ledger records: the claim says so, so `ledger` can tell silence from "not sent". */
-const audited = new WeakSet<Context>();
 
 /** Marked by the ledger's factory, which the SDK runs for every execution before any interceptor executes. */
 export function markAudited(context: Context): void {
-  audited.add(context);
+  executionOf(context).audited = true;
 }
 
 export function isAudited(context: Context): boolean {
-  return audited.has(context);
+  return executionOf(context).audited === true;
 }
 
 export function enterCall(context: Context, call: CurrentCall): void {
-  calls.set(context, call);
+  executionOf(context).call = call;
 }
 
 export function leaveCall(context: Context): void {
-  calls.delete(context);
+  executionOf(context).call = undefined;
 }
 
 /** The call the running activity makes, or undefined when no idempotency interceptor let it through. */
 export function currentCallOf(context: Context): CurrentCall | undefined {
-  return calls.get(context);
+  return executionOf(context).call;
 }
 
 /** Raised by the key accessors when called where there is no intercepted activity. */
@@ -83,10 +108,10 @@ function currentClaim(caller: string): Claim {
   } catch {
     throw new IdempotencyContextError(`${caller} was called outside an activity: call it from inside the activity function.`);
   }
-  const call = calls.get(context);
+  const call = currentCallOf(context);
   if (!call) {
     throw new IdempotencyContextError(
-      unguarded.has(context)
+      isUnguarded(context)
         ? `${caller} was called in activity ${context.info.activityType}, which its settings leave unguarded (false, or ` +
             `guard: 'listed'): it has no key. Guard it if it writes to a vendor.`
         : `${caller} was called in activity ${context.info.activityType}, which no idempotency interceptor guards: ` +

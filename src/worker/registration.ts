@@ -2,7 +2,6 @@
  * `idempotencyInterceptors(options)`: the activity interceptor factories to
  * register on a worker, in the one correct order.
  */
-import type { Context } from '@temporalio/activity';
 import { Runtime } from '@temporalio/worker';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { setDefaultStoreLogger } from '../store/store-logger.js';
@@ -14,12 +13,9 @@ import { IdempotencyMetrics } from './metrics.js';
 import { resolveOptions } from './options.js';
 import type { AnyActivity, IdempotencyOptions } from './options.js';
 import { misconfigured } from './refusals.js';
-import { markUnguarded } from './current-call.js';
+import { markGuarded, markUnguarded } from './current-call.js';
 import { ResultCodec } from './result-codec.js';
 import { watchRedirectedWrites } from './redirected-writes.js';
-
-/** Activity executions an idempotency interceptor already guards: a second one would wait on the first's claim. */
-const guarded = new WeakSet<Context>();
 
 /**
  * Put the result first in `interceptors.activity`: the first factory is the outermost,
@@ -54,7 +50,7 @@ export function idempotencyInterceptors<Activities extends object = Record<strin
     metrics,
   };
   const idempotency: ActivityInterceptorsFactory = (context) => {
-    if (guarded.has(context)) {
+    if (!markGuarded(context)) {
       // The SDK fails the activity with this (before it runs), non-retryably.
       throw misconfigured(
         new IdempotencyConfigError(
@@ -65,7 +61,6 @@ export function idempotencyInterceptors<Activities extends object = Record<strin
         context.info.activityType,
       );
     }
-    guarded.add(context);
     let settings;
     try {
       settings = resolved.settingsFor(context.info.activityType, context.log);

@@ -15,11 +15,6 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** `file: name`, and why it is the process's rather than an instance's. */
 const ALLOWED: Record<string, string> = {
-  // Keyed by the activity execution (the SDK's Context) they describe: no execution reads another's entry.
-  'src/worker/current-call.ts: calls': 'the call each activity execution runs, for idempotencyKey() inside it',
-  'src/worker/current-call.ts: unguarded': 'activity executions left unguarded by their settings',
-  'src/worker/current-call.ts: audited': 'activity executions a ledger records',
-  'src/worker/registration.ts: guarded': 'activity executions already guarded (a second registration is refused)',
   // Node's diagnostics channels are the process's: so is what is heard on them, keyed by request and execution.
   'src/worker/redirected-writes.ts: requestAttempts': 'diagnostics channels are process-wide',
   'src/worker/redirected-writes.ts: redirectedWrites': 'diagnostics channels are process-wide',
