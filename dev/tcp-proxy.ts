@@ -73,6 +73,13 @@ export class TcpProxy extends EventEmitter<{ dropped: [number]; sent: [number] }
     this.stalled = false;
   }
 
+  /** Undoes `cut()`, `reset()` and `stall()`: new connections are accepted and carried again (a partition healed). */
+  heal(): void {
+    this.severed = false;
+    this.resetting = false;
+    this.stalled = false;
+  }
+
   /** Chunks the client sent that were dropped while stalled. */
   get droppedFromClient(): number {
     return this.dropped;

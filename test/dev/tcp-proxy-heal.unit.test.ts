@@ -1,0 +1,54 @@
+/**
+ * A partition heals: after `cut()` (connections dropped, new ones refused) or `stall()` (nothing
+ * carried), `heal()` lets new connections through and carries bytes again. A local echo server, no services.
+ */
+import { once } from 'node:events';
+import { connect, createServer } from 'node:net';
+import type { AddressInfo, Server } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TcpProxy } from '../../dev/tcp-proxy.js';
+
+let echo: Server;
+let proxy: TcpProxy;
+let port: number;
+
+beforeAll(async () => {
+  echo = createServer((socket) => socket.pipe(socket));
+  await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+  proxy = new TcpProxy('127.0.0.1', (echo.address() as AddressInfo).port);
+  port = await proxy.start();
+});
+afterAll(async () => {
+  await proxy.stop();
+  await new Promise((resolve) => echo.close(resolve));
+});
+
+/** Sends `text` through the proxy; what came back within `ms` (empty when nothing did, or the connection closed). */
+async function roundTrip(text: string, ms = 300): Promise<string> {
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => undefined);
+  let heard = '';
+  socket.on('data', (chunk: Buffer) => (heard += chunk.toString()));
+  await once(socket, 'connect');
+  socket.write(text);
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  socket.destroy();
+  return heard;
+}
+
+describe('a proxy partition, healed', () => {
+  it('carries again after a cut', async () => {
+    expect(await roundTrip('before')).toBe('before');
+    proxy.cut();
+    expect(await roundTrip('during')).toBe('');
+    proxy.heal();
+    expect(await roundTrip('after')).toBe('after');
+  });
+
+  it('carries again after a stall, on new connections', async () => {
+    proxy.stall();
+    expect(await roundTrip('during')).toBe('');
+    proxy.heal();
+    expect(await roundTrip('after')).toBe('after');
+  });
+});
