@@ -1,0 +1,41 @@
+/**
+ * The verdict on one partition run: the crash-point oracle (double calls, lost actions, refusals,
+ * workflows left open), and what became of the partitioned worker's claims: taken over while it was
+ * cut off, and its late writes on them refused by their token, never taken over the new holder's.
+ */
+import { judge } from '../crash-points/oracle.js';
+import type { RunVerdict } from '../crash-points/oracle.js';
+import type { RunFacts } from '../crash-points/run-facts.js';
+
+export interface PartitionFacts extends RunFacts {
+  /** The partitioned worker's claims when the partition began, each with its call in flight. */
+  readonly heldKeys: readonly string[];
+  /** Of those, the ones another worker held when the partition healed. */
+  readonly takenOver: readonly string[];
+  /** Keys whose write the partitioned worker logged as refused by its token. */
+  readonly lateWritesRefused: readonly string[];
+  /** Keys whose late write (kept in the background) the partitioned worker logged as taken. */
+  readonly lateWritesTaken: readonly string[];
+}
+
+export interface PartitionVerdict extends RunVerdict {
+  readonly takenOver: number;
+  /** Claims taken over whose late write was refused by its token and logged. */
+  readonly lateRefused: number;
+  /** Claims taken over on which a late write was taken anyway: obeyed over the new holder. */
+  readonly lateObeyed: number;
+  /** Claims taken over on which the partitioned worker never said its write was refused. */
+  readonly lateUnheard: number;
+}
+
+export function judgePartition(facts: PartitionFacts): PartitionVerdict {
+  const refused = new Set(facts.lateWritesRefused);
+  const taken = new Set(facts.lateWritesTaken);
+  return {
+    ...judge(facts),
+    takenOver: facts.takenOver.length,
+    lateRefused: facts.takenOver.filter((key) => refused.has(key) && !taken.has(key)).length,
+    lateObeyed: facts.takenOver.filter((key) => taken.has(key)).length,
+    lateUnheard: facts.takenOver.filter((key) => !refused.has(key) && !taken.has(key)).length,
+  };
+}

@@ -1,0 +1,117 @@
+/**
+ * One partition run: the victim worker makes the workflow's charges, the vendor acts on each and
+ * holds its answers (the calls in flight); the victim's Postgres or Temporal proxy is stalled or cut;
+ * a second worker starts; the partition holds until the lease could have lapsed and the retry reached
+ * the second worker; then the answers go out and the proxy heals, in an order drawn from the seed.
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { FakeVendor } from '../../../activities/fake-vendor.js';
+import { CHARGE_ROUTE } from '../../../activities/index.js';
+import type { CrashPointBatch } from '../workflows.js';
+import { before } from '../crash-points/crash-point.js';
+import { chargeRequests, outcomeOf, whatWasLeft } from '../crash-points/crash-run.js';
+import type { CrashRunServices } from '../crash-points/crash-run.js';
+import { spawnProxiedWorker } from '../crash-points/proxied-worker.js';
+import type { ProxiedWorker } from '../crash-points/proxied-worker.js';
+import { RunObservations } from '../crash-points/run-observations.js';
+import { between, seededRandom } from '../../../dev/seeded-random.js';
+import type { PartitionKind } from './kinds.js';
+import type { PartitionFacts } from './oracle.js';
+import { lateWritesIn } from './late-writes.js';
+import type { LateWrites } from './late-writes.js';
+import { untilRetriedElsewhere } from './partition-moments.js';
+import { actions as vendorActions } from '../crash-points/batch-point.js';
+
+/** Short, so the partition outlasts it within seconds. */
+const LEASE_MS = 2_000;
+/** How long the run may take to reach each moment (worker start-ups included) before it calls the partition missed. */
+const MOMENT_WAIT_MS = 45_000;
+/** How long the partitioned worker has, after the heal, to say what became of its late writes. */
+const LATE_WRITE_WAIT_MS = 30_000;
+
+export async function runPartition(kind: PartitionKind, seed: number, services: CrashRunServices): Promise<PartitionFacts> {
+  const started = Date.now();
+  const random = seededRandom(seed);
+  const charges = chargeRequests(between(random, 1, 3));
+  const vendor = new FakeVendor();
+  await vendor.start();
+  vendor.script(CHARGE_ROUTE, ...charges.map(() => 'answer-when-released' as const));
+  const taskQueue = `partition-${randomUUID().slice(0, 8)}`;
+  const workflowId = `partition-${randomUUID()}`;
+  const observations = new RunObservations(services.pool, services.schema, workflowId);
+  const workers: ProxiedWorker[] = [];
+  const notes: string[] = [];
+  const spawnWorker = async () => {
+    const worker = await spawnProxiedWorker({ ...services, vendorUrl: vendor.url, taskQueue, leaseMs: LEASE_MS, reconcile: true });
+    workers.push(worker);
+    return worker;
+  };
+  const stopWorkers = () => Promise.all(workers.map((worker) => worker.stop()));
+  try {
+    const victim = await spawnWorker();
+    const acted = vendorActions(vendor, charges.length);
+    const batch: CrashPointBatch = { charges, waitForPerson: false, activityTaskQueue: taskQueue };
+    const handle = await services.client.workflow.start('crashPointWorkflow', { taskQueue: services.workflowTaskQueue, workflowId, args: [batch] });
+    const signal = AbortSignal.timeout(MOMENT_WAIT_MS);
+    let reached = await before(signal, acted);
+    const heldKeys = (await observations.claims()).filter((claim) => claim.claimedBy === victim.name).map((claim) => claim.key);
+    reached &&= heldKeys.length === charges.length;
+    const proxy = kind.service === 'postgres' ? victim.postgres : victim.temporal;
+    const partitioned = Date.now();
+    if (kind.how === 'stall') proxy.stall();
+    else proxy.cut();
+    await spawnWorker();
+    // Cut off from Postgres, its lease lapses and the other worker takes its claims over; cut off from Temporal, it
+    // still renews, and the retry that reaches the other worker waits on it.
+    reached &&=
+      kind.service === 'postgres'
+        ? await observations.untilClaims((claims) => heldKeys.every((key) => claims.some((claim) => claim.key === key && claim.claimedBy !== victim.name)), signal)
+        : await untilRetriedElsewhere(handle, victim.process.pid, signal);
+    const hold = Math.max(0, 2 * LEASE_MS - (Date.now() - partitioned)) + between(random, 0, 1_000);
+    await sleep(hold);
+    const takenOver = (await observations.claims()).filter((claim) => heldKeys.includes(claim.key) && claim.claimedBy !== victim.name).map((claim) => claim.key);
+    const answersFirst = random() < 0.5;
+    notes.push(`${heldKeys.length} claim(s) held, partitioned ${((Date.now() - partitioned) / 1000).toFixed(1)} s, ${answersFirst ? 'answers sent before the heal' : 'healed before the answers'}`);
+    if (answersFirst) {
+      vendor.releaseAnswers();
+      await sleep(500); // its writes meet the partition
+      proxy.heal();
+    } else {
+      proxy.heal();
+      await sleep(500);
+      vendor.releaseAnswers();
+    }
+    const outcome = await outcomeOf(handle);
+    const late = await untilLateWritesHeard(victim, takenOver);
+    // Stopped before anything is counted: an attempt still running could charge after the count.
+    await stopWorkers();
+    const seen = { vendor, handle, observations, workers };
+    return {
+      point: kind.name,
+      seed,
+      reconcile: true,
+      reached,
+      notes,
+      heldKeys,
+      takenOver,
+      lateWritesRefused: [...late.refused],
+      lateWritesTaken: [...late.taken],
+      ...(await whatWasLeft(charges, outcome, seen)),
+      seconds: (Date.now() - started) / 1000,
+    };
+  } finally {
+    await stopWorkers();
+    await vendor.stop();
+  }
+}
+
+/** Polls the victim's log until it said what became of its write on every key taken over, or the wait ran out. */
+async function untilLateWritesHeard(victim: ProxiedWorker, takenOver: readonly string[]): Promise<LateWrites> {
+  const until = Date.now() + LATE_WRITE_WAIT_MS;
+  for (;;) {
+    const late = lateWritesIn(victim.process.output());
+    if (takenOver.every((key) => late.refused.has(key) || late.taken.has(key)) || Date.now() > until) return late;
+    await sleep(100);
+  }
+}
