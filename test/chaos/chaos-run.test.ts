@@ -9,7 +9,7 @@
  *   worker's own TCP proxies). No order is charged twice, no workflow is told "done" with anything but
  *   the vendor's one charge, and every workflow ends completed or refused by name.
  *   CRASH_POINTS_SEED=<seed> replays a run;
- * - one worker cut off from Postgres, and from Temporal (stalled, and cut), while its calls are in
+ * - one worker cut off from Postgres, and from Temporal (held, stalled, and cut), while its calls are in
  *   flight, held past the lease, then healed (`npm run chaos -- --partitions` is the long run): one
  *   seeded run per kind. No order charged twice or lost, every workflow ends completed or refused by
  *   name, no worker exits, and every claim taken over while its worker was cut off from Postgres has

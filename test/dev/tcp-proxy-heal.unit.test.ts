@@ -1,6 +1,7 @@
 /**
- * A partition heals: after `cut()` (connections dropped, new ones refused) or `stall()` (nothing
- * carried), `heal()` lets new connections through and carries bytes again. A local echo server, no services.
+ * A partition heals: after `cut()` (connections dropped, new ones refused), `stall()` (nothing
+ * carried, dropped) or `hold()` (nothing carried yet), `heal()` lets new connections through and
+ * carries bytes again, delivering what was held first. A local echo server, no services.
  */
 import { once } from 'node:events';
 import { connect, createServer } from 'node:net';
@@ -50,5 +51,24 @@ describe('a proxy partition, healed', () => {
     expect(await roundTrip('during')).toBe('');
     proxy.heal();
     expect(await roundTrip('after')).toBe('after');
+  });
+
+  it('delivers what was sent while held, in order, on the same connection, once healed', async () => {
+    const socket = connect(port, '127.0.0.1');
+    let heard = '';
+    socket.on('data', (chunk: Buffer) => (heard += chunk.toString()));
+    await once(socket, 'connect');
+    proxy.hold();
+    socket.write('one,');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    socket.write('two');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(heard).toBe('');
+    proxy.heal();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    socket.write(',three');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    socket.destroy();
+    expect(heard).toBe('one,two,three');
   });
 });

@@ -9,8 +9,13 @@ export interface PartitionKind {
   readonly name: string;
   /** The connection taken away. */
   readonly service: 'postgres' | 'temporal';
-  /** `stall`: connections stay open and carry nothing, as a half-open link; `cut`: dropped, and new ones refused. */
-  readonly how: 'stall' | 'cut';
+  /**
+   * `hold`: connections stay open and carry nothing until the heal delivers it all, in order (TCP
+   * retransmitting across a partition shorter than its timeout): a write sent meanwhile lands late.
+   * `stall`: the same, but what was sent meanwhile is lost (a half-open link, as after a failover).
+   * `cut`: connections dropped, and new ones refused until the heal.
+   */
+  readonly how: 'hold' | 'stall' | 'cut';
 }
 
 /**
@@ -19,8 +24,10 @@ export interface PartitionKind {
  * renews: the retry on another worker waits on it, and its record, written late, is the one that counts.
  */
 export const PARTITION_KINDS: readonly PartitionKind[] = [
+  { id: 'postgres-held', name: 'Postgres held', service: 'postgres', how: 'hold' },
   { id: 'postgres-stalled', name: 'Postgres stalled', service: 'postgres', how: 'stall' },
   { id: 'postgres-cut', name: 'Postgres cut', service: 'postgres', how: 'cut' },
+  { id: 'temporal-held', name: 'Temporal held', service: 'temporal', how: 'hold' },
   { id: 'temporal-stalled', name: 'Temporal stalled', service: 'temporal', how: 'stall' },
   { id: 'temporal-cut', name: 'Temporal cut', service: 'temporal', how: 'cut' },
 ];

@@ -1,6 +1,6 @@
 /**
  * One partition run: the victim worker makes the workflow's charges, the vendor acts on each and
- * holds its answers (the calls in flight); the victim's Postgres or Temporal proxy is stalled or cut;
+ * holds its answers (the calls in flight); the victim's Postgres or Temporal proxy is held, stalled or cut;
  * a second worker starts; the partition holds until the lease could have lapsed and the retry reached
  * the second worker; then the answers go out and the proxy heals, in an order drawn from the seed.
  */
@@ -59,8 +59,7 @@ export async function runPartition(kind: PartitionKind, seed: number, services: 
     reached &&= heldKeys.length === charges.length;
     const proxy = kind.service === 'postgres' ? victim.postgres : victim.temporal;
     const partitioned = Date.now();
-    if (kind.how === 'stall') proxy.stall();
-    else proxy.cut();
+    ({ hold: () => proxy.hold(), stall: () => proxy.stall(), cut: () => proxy.cut() })[kind.how]();
     await spawnWorker();
     // Cut off from Postgres, its lease lapses and the other worker takes its claims over; cut off from Temporal, it
     // still renews, and the retry that reaches the other worker waits on it.
