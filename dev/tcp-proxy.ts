@@ -18,8 +18,8 @@ export class TcpProxy extends EventEmitter<{ dropped: [number]; sent: [number] }
   private resetting = false;
   private stalled = false;
   private holding = false;
-  /** What either side sent while held, in order, for `heal()` to deliver. */
-  private readonly held: { readonly to: Socket; readonly chunk: Buffer }[] = [];
+  /** What either side sent while held, in order, for `heal()` to deliver: bytes, and a close (`null`) after them. */
+  private readonly held: { readonly to: Socket; readonly chunk: Buffer | null }[] = [];
   private dropped = 0;
   private sent = 0;
 
@@ -50,8 +50,9 @@ export class TcpProxy extends EventEmitter<{ dropped: [number]; sent: [number] }
         });
       }
       client.on('data', () => this.countFromClient());
-      client.on('close', () => upstream.destroy());
-      upstream.on('close', () => client.destroy());
+      // While held, a close reaches the other side only at the heal, after what was sent before it (as a FIN does).
+      client.on('close', () => (this.holding ? this.held.push({ to: upstream, chunk: null }) : upstream.destroy()));
+      upstream.on('close', () => (this.holding ? this.held.push({ to: client, chunk: null }) : client.destroy()));
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     return (this.server.address() as AddressInfo).port;
@@ -95,7 +96,11 @@ export class TcpProxy extends EventEmitter<{ dropped: [number]; sent: [number] }
     this.severed = false;
     this.resetting = false;
     this.stalled = false;
-    for (const { to, chunk } of this.held.splice(0)) if (!to.destroyed) to.write(chunk);
+    for (const { to, chunk } of this.held.splice(0)) {
+      if (to.destroyed) continue;
+      if (chunk) to.write(chunk);
+      else to.end();
+    }
     this.holding = false;
   }
 

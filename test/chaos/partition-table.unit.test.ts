@@ -15,6 +15,7 @@ const facts: PartitionFacts = {
   seed: 11,
   reconcile: true,
   reached: true,
+  cutOffFrom: 'postgres',
   orderIds: ['o-0'],
   outcome: { kind: 'completed', receipts: [{ id: 'act_1', status: 'done' }] },
   actions: [{ orderId: 'o-0', id: 'act_1', key: 'k0' }],
@@ -42,6 +43,11 @@ describe('the partition oracle', () => {
     });
   });
 
+  it('expects no late write from a worker cut off from Temporal: it wrote on time, and gave up what was taken over', () => {
+    expect(judgePartition({ ...facts, cutOffFrom: 'temporal', lateWritesRefused: [] })).toMatchObject({ takenOver: 1, lateRefused: 0, lateUnheard: 0 });
+    expect(judgePartition({ ...facts, cutOffFrom: 'temporal', lateWritesTaken: ['k0'] })).toMatchObject({ lateObeyed: 1 });
+  });
+
   it('ignores what the worker said of keys that were not taken over (its own record, on a claim it still held)', () => {
     expect(judgePartition({ ...facts, takenOver: [], lateWritesRefused: ['k0'], lateWritesTaken: ['k0'] })).toMatchObject({
       takenOver: 0,
@@ -54,7 +60,7 @@ describe('the partition oracle', () => {
 
 describe('the partition table', () => {
   it('sums each kind over its runs, in the order asked', () => {
-    const temporalCut = judged({ point: 'Temporal cut', takenOver: [], lateWritesRefused: [], reconciliations: [] });
+    const temporalCut = judged({ point: 'Temporal cut', cutOffFrom: 'temporal', takenOver: [], lateWritesRefused: [], reconciliations: [] });
     const rows = partitionRows([judged(), judged({ reached: false }), temporalCut], ['Temporal cut', 'Postgres cut']);
     expect(rows).toEqual([
       { kind: 'Temporal cut', runs: 1, reached: 1, doubleCalls: 0, lostActions: 0, refusals: 0, reconciled: 0, open: 0, takenOver: 0, lateRefused: 0 },

@@ -71,4 +71,28 @@ describe('a proxy partition, healed', () => {
     socket.destroy();
     expect(heard).toBe('one,two,three');
   });
+
+  it('delivers what a connection sent while held before telling the other side it closed', async () => {
+    const received: string[] = [];
+    const sink = createServer((socket) => {
+      let text = '';
+      socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      socket.on('end', () => received.push(`${text}|end`));
+    });
+    await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+    const toSink = new TcpProxy('127.0.0.1', (sink.address() as AddressInfo).port);
+    const sinkPort = await toSink.start();
+    const socket = connect(sinkPort, '127.0.0.1');
+    await once(socket, 'connect');
+    toSink.hold();
+    socket.write('late statement');
+    socket.destroy(); // the sender gave up on it, as a client does after its own timeout
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(received).toEqual([]);
+    toSink.heal();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(received).toEqual(['late statement|end']);
+    await toSink.stop();
+    await new Promise((resolve) => sink.close(resolve));
+  });
 });

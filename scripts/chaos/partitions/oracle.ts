@@ -8,6 +8,12 @@ import type { RunVerdict } from '../crash-points/oracle.js';
 import type { RunFacts } from '../crash-points/run-facts.js';
 
 export interface PartitionFacts extends RunFacts {
+  /**
+   * The service the worker was cut off from. From Postgres, every write it makes on its claims is late
+   * (after the heal); from Temporal it still writes on time, and may give a claim up itself (a call
+   * the SDK timed out is marked unknown) before another worker takes it over: no late write to refuse.
+   */
+  readonly cutOffFrom: 'postgres' | 'temporal';
   /** The partitioned worker's claims when the partition began, each with its call in flight. */
   readonly heldKeys: readonly string[];
   /** Of those, the ones another worker held when the partition healed. */
@@ -24,7 +30,7 @@ export interface PartitionVerdict extends RunVerdict {
   readonly lateRefused: number;
   /** Claims taken over on which a late write was taken anyway: obeyed over the new holder. */
   readonly lateObeyed: number;
-  /** Claims taken over on which the partitioned worker never said its write was refused. */
+  /** Claims taken over from a worker cut off from Postgres, on which it never said its late write was refused. */
   readonly lateUnheard: number;
 }
 
@@ -36,6 +42,6 @@ export function judgePartition(facts: PartitionFacts): PartitionVerdict {
     takenOver: facts.takenOver.length,
     lateRefused: facts.takenOver.filter((key) => refused.has(key) && !taken.has(key)).length,
     lateObeyed: facts.takenOver.filter((key) => taken.has(key)).length,
-    lateUnheard: facts.takenOver.filter((key) => !refused.has(key) && !taken.has(key)).length,
+    lateUnheard: facts.cutOffFrom === 'postgres' ? facts.takenOver.filter((key) => !refused.has(key) && !taken.has(key)).length : 0,
   };
 }

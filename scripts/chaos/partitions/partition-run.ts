@@ -2,9 +2,12 @@
  * One partition run: the victim worker makes the workflow's charges, the vendor acts on each and
  * holds its answers (the calls in flight); the victim's Postgres or Temporal proxy is held, stalled or cut;
  * a second worker starts; the partition holds until the lease could have lapsed and the retry reached
- * the second worker; then the answers go out and the proxy heals, in an order drawn from the seed.
+ * the second worker; then the proxy heals. The answers go out during the partition or after the heal,
+ * as the seed draws.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FakeVendor } from '../../../activities/fake-vendor.js';
 import { CHARGE_ROUTE } from '../../../activities/index.js';
@@ -58,39 +61,44 @@ export async function runPartition(kind: PartitionKind, seed: number, services: 
     const heldKeys = (await observations.claims()).filter((claim) => claim.claimedBy === victim.name).map((claim) => claim.key);
     reached &&= heldKeys.length === charges.length;
     const proxy = kind.service === 'postgres' ? victim.postgres : victim.temporal;
+    // The answers reach the worker soon after the partition began (it has a result to record while cut off),
+    // or only after the heal (by then the SDK has timed its call out: an outcome it must mark unknown).
+    const answersEarly = random() < 0.5;
+    const answersAfterMs = between(random, 0, 1_500);
     const partitioned = Date.now();
     ({ hold: () => proxy.hold(), stall: () => proxy.stall(), cut: () => proxy.cut() })[kind.how]();
+    const answered = answersEarly ? sleep(answersAfterMs).then(() => vendor.releaseAnswers()) : undefined;
     await spawnWorker();
     // Cut off from Postgres, its lease lapses and the other worker takes its claims over; cut off from Temporal, it
-    // still renews, and the retry that reaches the other worker waits on it.
+    // still renews, and the retry that reaches the other worker waits on it or answers from its record.
     reached &&=
       kind.service === 'postgres'
         ? await observations.untilClaims((claims) => heldKeys.every((key) => claims.some((claim) => claim.key === key && claim.claimedBy !== victim.name)), signal)
         : await untilRetriedElsewhere(handle, victim.process.pid, signal);
-    const hold = Math.max(0, 2 * LEASE_MS - (Date.now() - partitioned)) + between(random, 0, 1_000);
-    await sleep(hold);
+    await answered;
+    await sleep(Math.max(0, 2 * LEASE_MS - (Date.now() - partitioned)) + between(random, 0, 1_000));
     const takenOver = (await observations.claims()).filter((claim) => heldKeys.includes(claim.key) && claim.claimedBy !== victim.name).map((claim) => claim.key);
-    const answersFirst = random() < 0.5;
-    notes.push(`${heldKeys.length} claim(s) held, partitioned ${((Date.now() - partitioned) / 1000).toFixed(1)} s, ${answersFirst ? 'answers sent before the heal' : 'healed before the answers'}`);
-    if (answersFirst) {
-      vendor.releaseAnswers();
-      await sleep(500); // its writes meet the partition
-      proxy.heal();
-    } else {
-      proxy.heal();
+    notes.push(
+      `${heldKeys.length} claim(s) held, partitioned ${((Date.now() - partitioned) / 1000).toFixed(1)} s, ` +
+        (answersEarly ? `answers ${answersAfterMs} ms into it` : 'answers after the heal'),
+    );
+    proxy.heal();
+    if (!answersEarly) {
       await sleep(500);
       vendor.releaseAnswers();
     }
     const outcome = await outcomeOf(handle);
-    const late = await untilLateWritesHeard(victim, takenOver);
+    const late = await untilLateWritesHeard(victim, kind.service === 'postgres' ? takenOver : []);
     // Stopped before anything is counted: an attempt still running could charge after the count.
     await stopWorkers();
+    await keepLogs(kind, seed, workers);
     const seen = { vendor, handle, observations, workers };
     return {
       point: kind.name,
       seed,
       reconcile: true,
       reached,
+      cutOffFrom: kind.service,
       notes,
       heldKeys,
       takenOver,
@@ -113,4 +121,12 @@ async function untilLateWritesHeard(victim: ProxiedWorker, takenOver: readonly s
     if (takenOver.every((key) => late.refused.has(key) || late.taken.has(key)) || Date.now() > until) return late;
     await sleep(100);
   }
+}
+
+/** With PARTITION_LOGS=<dir>, each worker's output, the partitioned one first, to read what it did. */
+async function keepLogs(kind: PartitionKind, seed: number, workers: readonly ProxiedWorker[]): Promise<void> {
+  const dir = process.env['PARTITION_LOGS'];
+  if (!dir) return;
+  await mkdir(dir, { recursive: true });
+  await Promise.all(workers.map((worker, index) => writeFile(join(dir, `${kind.id}-${seed}-worker${index}.log`), worker.process.output())));
 }
