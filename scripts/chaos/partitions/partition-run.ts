@@ -1,9 +1,7 @@
 /**
- * One partition run: the victim worker makes the workflow's charges, the vendor acts on each and
- * holds its answers (the calls in flight); the victim's Postgres or Temporal proxy is held, stalled or cut;
- * a second worker starts; the partition holds until the lease could have lapsed and the retry reached
- * the second worker; then the proxy heals. The answers go out during the partition or after the heal,
- * as the seed draws.
+ * One partition run: the victim worker makes the workflow's charges, the vendor acts on each and holds
+ * its answers (the calls in flight); then the partition (./partition.ts); then the run's facts, read
+ * from the vendor, the workflow, the claims, and the victim's own log of its late writes.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -23,7 +21,7 @@ import type { PartitionKind } from './kinds.js';
 import type { PartitionFacts } from './oracle.js';
 import { lateWritesIn } from './late-writes.js';
 import type { LateWrites } from './late-writes.js';
-import { untilRetriedElsewhere } from './partition-moments.js';
+import { partitionAndHeal } from './partition.js';
 import { actions as vendorActions } from '../crash-points/batch-point.js';
 
 /** Short, so the partition outlasts it within seconds. */
@@ -60,33 +58,10 @@ export async function runPartition(kind: PartitionKind, seed: number, services: 
     let reached = await before(signal, acted);
     const heldKeys = (await observations.claims()).filter((claim) => claim.claimedBy === victim.name).map((claim) => claim.key);
     reached &&= heldKeys.length === charges.length;
-    const proxy = kind.service === 'postgres' ? victim.postgres : victim.temporal;
-    // The answers reach the worker soon after the partition began (it has a result to record while cut off),
-    // or only after the heal (by then the SDK has timed its call out: an outcome it must mark unknown).
-    const answersEarly = random() < 0.5;
-    const answersAfterMs = between(random, 0, 1_500);
-    const partitioned = Date.now();
-    ({ hold: () => proxy.hold(), stall: () => proxy.stall(), cut: () => proxy.cut() })[kind.how]();
-    const answered = answersEarly ? sleep(answersAfterMs).then(() => vendor.releaseAnswers()) : undefined;
-    await spawnWorker();
-    // Cut off from Postgres, its lease lapses and the other worker takes its claims over; cut off from Temporal, it
-    // still renews, and the retry that reaches the other worker waits on it or answers from its record.
-    reached &&=
-      kind.service === 'postgres'
-        ? await observations.untilClaims((claims) => heldKeys.every((key) => claims.some((claim) => claim.key === key && claim.claimedBy !== victim.name)), signal)
-        : await untilRetriedElsewhere(handle, victim.process.pid, signal);
-    await answered;
-    await sleep(Math.max(0, 2 * LEASE_MS - (Date.now() - partitioned)) + between(random, 0, 1_000));
-    const takenOver = (await observations.claims()).filter((claim) => heldKeys.includes(claim.key) && claim.claimedBy !== victim.name).map((claim) => claim.key);
-    notes.push(
-      `${heldKeys.length} claim(s) held, partitioned ${((Date.now() - partitioned) / 1000).toFixed(1)} s, ` +
-        (answersEarly ? `answers ${answersAfterMs} ms into it` : 'answers after the heal'),
-    );
-    proxy.heal();
-    if (!answersEarly) {
-      await sleep(500);
-      vendor.releaseAnswers();
-    }
+    const context = { victim, heldKeys, vendor, handle, observations, random, signal, leaseMs: LEASE_MS, spawnWorker };
+    const { reached: partitionReached, takenOver, note } = await partitionAndHeal(kind, context);
+    reached &&= partitionReached;
+    notes.push(note);
     const outcome = await outcomeOf(handle);
     const late = await untilLateWritesHeard(victim, kind.service === 'postgres' ? takenOver : []);
     // Stopped before anything is counted: an attempt still running could charge after the count.
