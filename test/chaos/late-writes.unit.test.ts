@@ -18,7 +18,7 @@ function entry(level: string, message: string, meta: Record<string, unknown>): s
 const activityMeta = { sdkComponent: 'activity', activityType: 'chargeCard', workflowId: 'partition-6f1c0b3e-2d4a-4c6e-9a57-1b2c3d4e5f60', taskQueue: 'partition-1a2b3c4d', attempt: 1 };
 
 describe("the partitioned worker's late writes, from its log", () => {
-  it('names the key of each write refused by its token, with the meta on one line or many', () => {
+  it('names the key of each settling write refused by its token, with the meta on one line or many', () => {
     const output =
       entry('WARN', 'Idempotency: the claim was changed by someone else while the call ran; did not record its result', { idempotencyKey: KEY_A }) +
       entry('WARN', 'Idempotency: the claim was changed by someone else while the call ran; did not mark its outcome unknown', {
@@ -26,24 +26,24 @@ describe("the partitioned worker's late writes, from its log", () => {
         idempotencyKey: KEY_B,
       });
     expect(output.split('\n').length).toBeGreaterThan(3);
-    expect(lateWritesIn(output)).toEqual({ refused: new Set([KEY_A, KEY_B]), taken: new Set() });
+    expect(lateWritesIn(output)).toEqual({ refused: new Set([KEY_A, KEY_B]), taken: new Set(), lost: new Set() });
   });
 
   it('names the key of a write kept in the background that took effect once the store was back', () => {
     const output =
       entry('ERROR', 'Idempotency: could not record the result in time; trying on in the background for 10 minutes.', { idempotencyKey: KEY_A, error: 'Connection terminated' }) +
       entry('INFO', 'Idempotency: could record the result after all, once the store was back', { ...activityMeta, idempotencyKey: KEY_A });
-    expect(lateWritesIn(output)).toEqual({ refused: new Set(), taken: new Set([KEY_A]) });
+    expect(lateWritesIn(output)).toEqual({ refused: new Set(), taken: new Set([KEY_A]), lost: new Set() });
   });
 
   it("takes each key from its own entry, never from the next one's", () => {
     const output =
       entry('WARN', 'Idempotency: the claim was changed by someone else while the call ran; did not record its result', { error: 'no key here' }) +
-      entry('WARN', 'Idempotency: this attempt lost its claim while its call ran', { idempotencyKey: KEY_B });
-    expect(lateWritesIn(output)).toEqual({ refused: new Set(), taken: new Set() });
+      entry('ERROR', 'Idempotency: this attempt lost its claim while its call ran (another attempt took it over)', { ...activityMeta, idempotencyKey: KEY_B });
+    expect(lateWritesIn(output)).toEqual({ refused: new Set(), taken: new Set(), lost: new Set([KEY_B]) });
   });
 
   it('finds nothing in a log that says nothing of late writes', () => {
-    expect(lateWritesIn('worker ready pid=123\n')).toEqual({ refused: new Set(), taken: new Set() });
+    expect(lateWritesIn('worker ready pid=123\n')).toEqual({ refused: new Set(), taken: new Set(), lost: new Set() });
   });
 });

@@ -29,6 +29,7 @@ const facts: PartitionFacts = {
   takenOver: ['k0'],
   lateWritesRefused: ['k0'],
   lateWritesTaken: [],
+  leasesLost: [],
 };
 const judged = (changes: Partial<PartitionFacts> = {}): JudgedPartition => ({ facts: { ...facts, ...changes }, verdict: judgePartition({ ...facts, ...changes }) });
 
@@ -41,6 +42,11 @@ describe('the partition oracle', () => {
       lateObeyed: 1,
       lateUnheard: 1,
     });
+  });
+
+  it('counts a claim whose settling write hung, its lease renewal refused and logged, as refused and hung, not unheard', () => {
+    expect(judgePartition({ ...facts, lateWritesRefused: [], leasesLost: ['k0'] })).toMatchObject({ lateRefused: 1, lateHung: 1, lateUnheard: 0 });
+    expect(judgePartition({ ...facts, leasesLost: ['k0'] })).toMatchObject({ lateRefused: 1, lateHung: 0, lateUnheard: 0 });
   });
 
   it('expects no late write from a worker cut off from Temporal: it wrote on time, and gave up what was taken over', () => {
@@ -63,12 +69,12 @@ describe('the partition table', () => {
     const temporalCut = judged({ point: 'Temporal cut', cutOffFrom: 'temporal', takenOver: [], lateWritesRefused: [], reconciliations: [] });
     const rows = partitionRows([judged(), judged({ reached: false }), temporalCut], ['Temporal cut', 'Postgres cut']);
     expect(rows).toEqual([
-      { kind: 'Temporal cut', runs: 1, reached: 1, doubleCalls: 0, lostActions: 0, refusals: 0, reconciled: 0, open: 0, takenOver: 0, lateRefused: 0 },
-      { kind: 'Postgres cut', runs: 2, reached: 1, doubleCalls: 0, lostActions: 0, refusals: 0, reconciled: 2, open: 0, takenOver: 2, lateRefused: 2 },
+      { kind: 'Temporal cut', runs: 1, reached: 1, doubleCalls: 0, lostActions: 0, refusals: 0, reconciled: 0, open: 0, takenOver: 0, lateRefused: 0, lateHung: 0 },
+      { kind: 'Postgres cut', runs: 2, reached: 1, doubleCalls: 0, lostActions: 0, refusals: 0, reconciled: 2, open: 0, takenOver: 2, lateRefused: 2, lateHung: 0 },
     ]);
     const lines = formatPartitionTable(rows).split('\n');
-    expect(lines[0]).toMatch(/^partition\s+runs\s+reached\s+double calls\s+lost actions\s+refusals for a person\s+reconciled\s+workflows left open\s+claims taken over\s+late records refused$/);
-    expect(lines.at(-1)).toMatch(/^target\s+all\s+0\s+0\s+-\s+-\s+0\s+-\s+all taken over$/);
+    expect(lines[0]).toMatch(/^partition\s+runs\s+reached\s+double calls\s+lost actions\s+refusals for a person\s+reconciled\s+workflows left open\s+claims taken over\s+late writes refused\s+settling writes hung$/);
+    expect(lines.at(-1)).toMatch(/^target\s+all\s+0\s+0\s+-\s+-\s+0\s+-\s+all taken over\s+-$/);
   });
 
   it('passes a run whose late write was refused, and fails one whose partition was not reached or whose worker died', () => {

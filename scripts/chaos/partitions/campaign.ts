@@ -64,7 +64,7 @@ function runLine(facts: PartitionFacts, verdict: PartitionVerdict): string {
   return (
     `  ${facts.point} (run seed ${facts.seed}, ${facts.notes.join(', ')}): ${facts.reached ? '' : 'NOT REACHED, '}${outcome}; ` +
     `${facts.actions.length} charge(s) for ${facts.orderIds.length} order(s), double ${verdict.doubleCalls}, lost ${verdict.lostActions}, ` +
-    `refusals ${verdict.refusals}, reconciled ${verdict.reconciled}, taken over ${verdict.takenOver}, late records refused ${verdict.lateRefused}` +
-    `${verdict.lateObeyed ? `, OBEYED ${verdict.lateObeyed}` : ''}; ${facts.seconds.toFixed(1)} s`
+    `refusals ${verdict.refusals}, reconciled ${verdict.reconciled}, taken over ${verdict.takenOver}, late writes refused ${verdict.lateRefused}` +
+    `${verdict.lateHung ? ` (${verdict.lateHung} settling write(s) hung)` : ''}${verdict.lateObeyed ? `, OBEYED ${verdict.lateObeyed}` : ''}; ${facts.seconds.toFixed(1)} s`
   );
 }

@@ -22,26 +22,37 @@ export interface PartitionFacts extends RunFacts {
   readonly lateWritesRefused: readonly string[];
   /** Keys whose late write (kept in the background) the partitioned worker logged as taken. */
   readonly lateWritesTaken: readonly string[];
+  /** Keys whose lease renewal the partitioned worker logged as refused (its claim lost while its call ran). */
+  readonly leasesLost: readonly string[];
 }
 
 export interface PartitionVerdict extends RunVerdict {
   readonly takenOver: number;
-  /** Claims taken over whose late write was refused by its token and logged. */
+  /** Claims taken over whose late write (a settling write, or a lease renewal) was refused by its token and logged. */
   readonly lateRefused: number;
   /** Claims taken over on which a late write was taken anyway: obeyed over the new holder. */
   readonly lateObeyed: number;
-  /** Claims taken over from a worker cut off from Postgres, on which it never said its late write was refused. */
+  /**
+   * Claims taken over from a worker cut off from Postgres whose settling write never ended: its lease renewal
+   * was refused and logged, but the write (or what the attempt awaits before it) hangs on a connection whose
+   * bytes the partition lost. Nothing is obeyed; nothing more is said.
+   */
+  readonly lateHung: number;
+  /** Claims taken over from a worker cut off from Postgres, on which it never said a late write was refused. */
   readonly lateUnheard: number;
 }
 
 export function judgePartition(facts: PartitionFacts): PartitionVerdict {
   const refused = new Set(facts.lateWritesRefused);
   const taken = new Set(facts.lateWritesTaken);
+  const lost = new Set(facts.leasesLost);
+  const owed = facts.cutOffFrom === 'postgres' ? facts.takenOver.filter((key) => !refused.has(key) && !taken.has(key)) : [];
   return {
     ...judge(facts),
     takenOver: facts.takenOver.length,
-    lateRefused: facts.takenOver.filter((key) => refused.has(key) && !taken.has(key)).length,
+    lateRefused: facts.takenOver.filter((key) => (refused.has(key) || lost.has(key)) && !taken.has(key)).length,
     lateObeyed: facts.takenOver.filter((key) => taken.has(key)).length,
-    lateUnheard: facts.cutOffFrom === 'postgres' ? facts.takenOver.filter((key) => !refused.has(key) && !taken.has(key)).length : 0,
+    lateHung: owed.filter((key) => lost.has(key)).length,
+    lateUnheard: owed.filter((key) => !lost.has(key)).length,
   };
 }

@@ -28,8 +28,8 @@ import { actions as vendorActions } from '../crash-points/batch-point.js';
 const LEASE_MS = 2_000;
 /** How long the run may take to reach each moment (worker start-ups included) before it calls the partition missed. */
 const MOMENT_WAIT_MS = 45_000;
-/** How long the partitioned worker has, after the heal, to say what became of its late writes. */
-const LATE_WRITE_WAIT_MS = 30_000;
+/** How long the partitioned worker has, after the heal, to say what became of its late writes (its retries wait 2 s at most). */
+const LATE_WRITE_WAIT_MS = 15_000;
 
 export async function runPartition(kind: PartitionKind, seed: number, services: CrashRunServices): Promise<PartitionFacts> {
   const started = Date.now();
@@ -79,6 +79,7 @@ export async function runPartition(kind: PartitionKind, seed: number, services: 
       takenOver,
       lateWritesRefused: [...late.refused],
       lateWritesTaken: [...late.taken],
+      leasesLost: [...late.lost],
       ...(await whatWasLeft(charges, outcome, seen)),
       seconds: (Date.now() - started) / 1000,
     };
@@ -88,7 +89,7 @@ export async function runPartition(kind: PartitionKind, seed: number, services: 
   }
 }
 
-/** Polls the victim's log until it said what became of its write on every key taken over, or the wait ran out. */
+/** Polls the victim's log until it said what became of its settling write on every key taken over, or the wait ran out. */
 async function untilLateWritesHeard(victim: ProxiedWorker, takenOver: readonly string[]): Promise<LateWrites> {
   const until = Date.now() + LATE_WRITE_WAIT_MS;
   for (;;) {

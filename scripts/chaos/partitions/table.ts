@@ -15,6 +15,8 @@ export interface PartitionRow {
   readonly takenOver: number;
   /** Of those, the ones whose late write was refused by its token and logged. */
   readonly lateRefused: number;
+  /** Of those, the ones whose settling write never ended (refused only as a lease renewal). */
+  readonly lateHung: number;
 }
 
 export function partitionRows(runs: readonly JudgedPartition[], kindOrder: readonly string[]): PartitionRow[] {
@@ -32,6 +34,7 @@ export function partitionRows(runs: readonly JudgedPartition[], kindOrder: reado
       open: sum(kindRuns, (run) => run.verdict.open),
       takenOver: sum(kindRuns, (run) => run.verdict.takenOver),
       lateRefused: sum(kindRuns, (run) => run.verdict.lateRefused),
+      lateHung: sum(kindRuns, (run) => run.verdict.lateHung),
     }));
 }
 
@@ -45,16 +48,19 @@ const HEADINGS = [
   'reconciled',
   'workflows left open',
   'claims taken over',
-  'late records refused',
+  'late writes refused',
+  'settling writes hung',
 ];
 
 export function formatPartitionTable(rows: readonly PartitionRow[]): string {
   const cells = [
     HEADINGS,
     ...rows.map((row) =>
-      [row.kind, row.runs, row.reached, row.doubleCalls, row.lostActions, row.refusals, row.reconciled, row.open, row.takenOver, row.lateRefused].map(String),
+      [row.kind, row.runs, row.reached, row.doubleCalls, row.lostActions, row.refusals, row.reconciled, row.open, row.takenOver, row.lateRefused, row.lateHung].map(
+        String,
+      ),
     ),
-    ['target', '', 'all', '0', '0', '-', '-', '0', '-', 'all taken over'],
+    ['target', '', 'all', '0', '0', '-', '-', '0', '-', 'all taken over', '-'],
   ];
   const widths = HEADINGS.map((_, column) => Math.max(...cells.map((line) => line[column]!.length)));
   const line = (values: readonly string[]) => values.map((value, column) => value.padEnd(widths[column]!)).join('  ').trimEnd();
