@@ -74,7 +74,7 @@ describe('the partition table', () => {
     ]);
     const lines = formatPartitionTable(rows).split('\n');
     expect(lines[0]).toMatch(/^partition\s+runs\s+reached\s+double calls\s+lost actions\s+refusals for a person\s+reconciled\s+workflows left open\s+claims taken over\s+late writes refused\s+settling writes hung$/);
-    expect(lines.at(-1)).toMatch(/^target\s+all\s+0\s+0\s+-\s+-\s+0\s+-\s+all taken over\s+-$/);
+    expect(lines.at(-1)).toMatch(/^target\s+all\s+0\s+0\s+-\s+-\s+0\s+-\s+all \(Postgres\)\s+-$/);
   });
 
   it('passes a run whose late write was refused, and fails one whose partition was not reached or whose worker died', () => {

@@ -60,7 +60,7 @@ export function formatPartitionTable(rows: readonly PartitionRow[]): string {
         String,
       ),
     ),
-    ['target', '', 'all', '0', '0', '-', '-', '0', '-', 'all taken over', '-'],
+    ['target', '', 'all', '0', '0', '-', '-', '0', '-', 'all (Postgres)', '-'],
   ];
   const widths = HEADINGS.map((_, column) => Math.max(...cells.map((line) => line[column]!.length)));
   const line = (values: readonly string[]) => values.map((value, column) => value.padEnd(widths[column]!)).join('  ').trimEnd();
