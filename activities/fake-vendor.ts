@@ -34,9 +34,11 @@ export interface VendorRequest {
  * `slow` waits a second before performing, so a concurrent repeat meets the request in flight;
  * `stall-body` performs, sends the status line and half the body, and never finishes it;
  * `hang-before-performing` holds the request unprocessed, and drops it unperformed (its key
- * forgotten) when the caller goes away, as a vendor does with a request it never got to.
+ * forgotten) when the caller goes away, as a vendor does with a request it never got to;
+ * `answer-when-released` performs and holds the answer until `releaseAnswers()`, so a call stays in
+ * flight, its outcome already decided, for as long as a harness needs (a partition, then its heal).
  */
-type Fault = 'unavailable' | 'hang-after-performing' | 'slow' | 'stall-body' | 'hang-before-performing';
+type Fault = 'unavailable' | 'hang-after-performing' | 'slow' | 'stall-body' | 'hang-before-performing' | 'answer-when-released';
 
 interface KeyedResponse {
   readonly route: string;
@@ -54,6 +56,8 @@ export class FakeVendor extends EventEmitter<{ performed: [VendorAction]; held: 
   private readonly byKey = new Map<string, KeyedResponse>();
   private readonly faults = new Map<string, Fault[]>();
   private readonly hanging = new Set<ServerResponse>();
+  /** Answers held by `answer-when-released`, sent by `releaseAnswers()`. */
+  private readonly heldAnswers = new Map<ServerResponse, () => void>();
   private server: Server | undefined;
   private nextId = 1;
 
@@ -126,6 +130,20 @@ export class FakeVendor extends EventEmitter<{ performed: [VendorAction]; held: 
     });
   }
 
+  /** Sends every answer held by `answer-when-released` (to callers still connected); how many were sent. */
+  releaseAnswers(): number {
+    const held = [...this.heldAnswers];
+    this.heldAnswers.clear();
+    let sent = 0;
+    for (const [res, answer] of held) {
+      this.hanging.delete(res);
+      if (res.destroyed) continue;
+      answer();
+      sent++;
+    }
+    return sent;
+  }
+
   async stop(): Promise<void> {
     for (const res of this.hanging) res.destroy();
     this.server?.closeAllConnections();
@@ -178,6 +196,12 @@ export class FakeVendor extends EventEmitter<{ performed: [VendorAction]; held: 
     this.emit('performed', action);
     if (fault === 'hang-after-performing') {
       this.hanging.add(res); // the action happened; the caller never hears back
+      return;
+    }
+    if (fault === 'answer-when-released') {
+      this.hanging.add(res); // the action happened; the caller hears back when the harness says
+      const { status, body } = entry.response;
+      this.heldAnswers.set(res, () => reply(res, status, body));
       return;
     }
     if (fault === 'stall-body') {

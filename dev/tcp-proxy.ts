@@ -1,8 +1,10 @@
 /**
- * A TCP proxy in front of Postgres (or any TCP service) that a test can cut, reset or stall, to
- * take one process's connections away while the process itself stays alive. While stalled it
+ * A TCP proxy in front of Postgres (or any TCP service) that a test can cut, reset, stall or hold,
+ * to take one process's connections away while the process itself stays alive. While stalled it
  * counts what the process sends and never delivers (`droppedFromClient`), so a harness can tell,
- * from outside, that the process has just tried to write (a record, a reply to Temporal).
+ * from outside, that the process has just tried to write (a record, a reply to Temporal). While
+ * held it keeps what either side sends and delivers it, in order, at `heal()`: a partition that
+ * TCP rides out, its segments retransmitted once the network is back.
  */
 import { EventEmitter } from 'node:events';
 import { createServer, connect } from 'node:net';
@@ -15,6 +17,9 @@ export class TcpProxy extends EventEmitter<{ dropped: [number]; sent: [number] }
   private severed = false;
   private resetting = false;
   private stalled = false;
+  private holding = false;
+  /** What either side sent while held, in order, for `heal()` to deliver: bytes, and a close (`null`) after them. */
+  private readonly held: { readonly to: Socket; readonly chunk: Buffer | null }[] = [];
   private dropped = 0;
   private sent = 0;
 
@@ -37,12 +42,17 @@ export class TcpProxy extends EventEmitter<{ dropped: [number]; sent: [number] }
         this.sockets.add(from);
         from.on('close', () => this.sockets.delete(from));
         from.on('error', () => undefined);
-        // Bytes that arrive while stalled are dropped, as on a half-open connection after a failover.
-        from.on('data', (chunk: Buffer) => void (this.stalled || to.write(chunk)));
+        from.on('data', (chunk: Buffer) => {
+          // Bytes that arrive while stalled are dropped, as on a half-open connection after a failover.
+          if (this.stalled) return;
+          if (this.holding) return void this.held.push({ to, chunk });
+          to.write(chunk);
+        });
       }
       client.on('data', () => this.countFromClient());
-      client.on('close', () => upstream.destroy());
-      upstream.on('close', () => client.destroy());
+      // While held, a close reaches the other side only at the heal, after what was sent before it (as a FIN does).
+      client.on('close', () => (this.holding ? this.held.push({ to: upstream, chunk: null }) : upstream.destroy()));
+      upstream.on('close', () => (this.holding ? this.held.push({ to: client, chunk: null }) : client.destroy()));
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     return (this.server.address() as AddressInfo).port;
@@ -71,6 +81,27 @@ export class TcpProxy extends EventEmitter<{ dropped: [number]; sent: [number] }
 
   flow(): void {
     this.stalled = false;
+  }
+
+  /** Keeps connections open and carries nothing, in either direction, until `heal()` delivers all of it. */
+  hold(): void {
+    this.holding = true;
+  }
+
+  /**
+   * Undoes `cut()`, `reset()`, `stall()` and `hold()`: new connections are accepted and carried again,
+   * and what was held is delivered first, in order, to the connections still open (a partition healed).
+   */
+  heal(): void {
+    this.severed = false;
+    this.resetting = false;
+    this.stalled = false;
+    for (const { to, chunk } of this.held.splice(0)) {
+      if (to.destroyed) continue;
+      if (chunk) to.write(chunk);
+      else to.end();
+    }
+    this.holding = false;
   }
 
   /** Chunks the client sent that were dropped while stalled. */

@@ -10,6 +10,9 @@
  *
  * `npm run chaos -- --crash-points`: instead, a SIGKILL at each named point of an attempt
  * (./crash-points/command.ts).
+ *
+ * `npm run chaos -- --partitions`: instead, one worker cut off from Postgres or from Temporal while
+ * its calls are in flight, then healed (./partitions/command.ts).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -21,6 +24,7 @@ import { restartsImpossibleOn, runChaos } from './chaos.js';
 import { printReport, problemsIn } from './report.js';
 import type { ChaosReport } from './report.js';
 import { crashPointsCommand } from './crash-points/command.js';
+import { partitionsCommand } from './partitions/command.js';
 import { bundleChaosWorkflows } from './workflow-bundle.js';
 
 const { values } = parseArgs({
@@ -37,11 +41,18 @@ const { values } = parseArgs({
     'runs-per-point': { type: 'string' },
     points: { type: 'string' },
     concurrency: { type: 'string' },
+    partitions: { type: 'boolean' },
+    'runs-per-kind': { type: 'string' },
+    kinds: { type: 'string' },
   },
 });
 if (values['crash-points']) {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   process.exit(await crashPointsCommand(values, console.log));
+}
+if (values.partitions) {
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  process.exit(await partitionsCommand(values, console.log));
 }
 const postgresRestarts = Number(values['postgres-restarts'] ?? 2);
 if (!Number.isInteger(postgresRestarts) || postgresRestarts < 0) {

@@ -73,4 +73,20 @@ describe('the example vendor', () => {
     const second = await fetch(`${vendor.url}/v1/requests/k-asked`);
     expect(second.status).toBe(200);
   });
+
+  it('performs a request scripted to answer when released, answers lookups at once, and the caller only on release', async () => {
+    vendor.script(CHARGE_ROUTE, 'answer-when-released');
+    const performed = vendor.nextAction(CHARGE_ROUTE);
+    const answered = charge('k-held', { amount: 10 });
+    let heard = false;
+    void answered.then(() => (heard = true));
+    const action = await performed;
+    const lookup = await fetch(`${vendor.url}/v1/requests/k-held`);
+    expect(lookup.status).toBe(200);
+    expect(heard).toBe(false);
+    expect(vendor.releaseAnswers()).toBe(1);
+    const response = await answered;
+    expect(await response.json()).toEqual({ id: action.id, status: 'done' });
+    expect(vendor.releaseAnswers()).toBe(0);
+  });
 });

@@ -8,7 +8,12 @@
  *   run): one seeded run per point, each kill reached from outside (the vendor, the claims table, the
  *   worker's own TCP proxies). No order is charged twice, no workflow is told "done" with anything but
  *   the vendor's one charge, and every workflow ends completed or refused by name.
- *   CRASH_POINTS_SEED=<seed> replays a run.
+ *   CRASH_POINTS_SEED=<seed> replays a run;
+ * - one worker cut off from Postgres, and from Temporal (held, stalled, and cut), while its calls are in
+ *   flight, held past the lease, then healed (`npm run chaos -- --partitions` is the long run): one
+ *   seeded run per kind. No order charged twice or lost, every workflow ends completed or refused by
+ *   name, no worker exits, and every claim taken over while its worker was cut off from Postgres has
+ *   that worker's late write refused by its token and logged. PARTITIONS_SEED=<seed> replays a run.
  */
 import { describe, expect, inject, it } from 'vitest';
 import { runChaos } from '../../scripts/chaos/chaos.js';
@@ -16,6 +21,9 @@ import { printReport, problemsIn } from '../../scripts/chaos/report.js';
 import { runCampaign } from '../../scripts/chaos/crash-points/campaign.js';
 import { CRASH_POINTS } from '../../scripts/chaos/crash-points/points.js';
 import { formatTable, pointRows, problemsIn as crashProblemsIn } from '../../scripts/chaos/crash-points/table.js';
+import { runPartitionCampaign } from '../../scripts/chaos/partitions/campaign.js';
+import { PARTITION_KINDS } from '../../scripts/chaos/partitions/kinds.js';
+import { formatPartitionTable, partitionProblems, partitionRows } from '../../scripts/chaos/partitions/table.js';
 import { useTemporal } from '../support/temporal.js';
 
 const temporal = useTemporal();
@@ -69,4 +77,34 @@ describe('a worker killed at every crash point', () => {
       open: 0,
     });
   }, 240_000);
+});
+
+describe('a worker cut off from Postgres or Temporal while its calls are in flight, then healed', () => {
+  it('never charges an order twice, never loses one, and refuses the late writes of a worker whose claims were taken over', async () => {
+    const seed = Number(process.env['PARTITIONS_SEED'] ?? Math.floor(Math.random() * 2 ** 31));
+    console.log(`partitions: seed ${seed} (PARTITIONS_SEED=${seed} replays it)`);
+    const runs = await runPartitionCampaign({
+      client: temporal.client,
+      temporalAddress: inject('temporalAddress'),
+      databaseUrl: inject('databaseUrl'),
+      workflowBundlePath: inject('workflowBundlePath'),
+      kinds: PARTITION_KINDS,
+      seed,
+      runsPerKind: 1,
+      concurrency: 2,
+      log: console.log,
+    });
+    const rows = partitionRows(runs, PARTITION_KINDS.map((kind) => kind.name));
+    console.log(formatPartitionTable(rows));
+    expect(partitionProblems(runs)).toEqual([]);
+    expect(rows.map((row) => [row.kind, row.reached, row.doubleCalls, row.lostActions, row.open])).toEqual(
+      PARTITION_KINDS.map((kind) => [kind.name, 1, 0, 0, 0]),
+    );
+    // Cut off from Postgres its lease lapses: every claim it held is taken over, and its late write on each refused.
+    const cutOffFromPostgres = PARTITION_KINDS.filter((kind) => kind.service === 'postgres').map((kind) => kind.name);
+    for (const row of rows.filter((row) => cutOffFromPostgres.includes(row.kind))) {
+      expect(row.takenOver).toBeGreaterThan(0);
+      expect(row.lateRefused).toBe(row.takenOver);
+    }
+  }, 180_000);
 });

@@ -36,7 +36,7 @@ export const batchInFlight: CrashPoint = {
 };
 
 /** Resolves once the vendor has made `count` more charges. */
-function actions(vendor: FakeVendor, count: number): Promise<void> {
+export function actions(vendor: FakeVendor, count: number): Promise<void> {
   return new Promise((resolve) => {
     let seen = 0;
     const onAction = () => {

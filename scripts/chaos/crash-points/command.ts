@@ -62,7 +62,7 @@ export async function crashPointsCommand(flags: CrashPointsFlags, log: (line: st
   }
 }
 
-function wholeNumber(flag: string, text: string): number {
+export function wholeNumber(flag: string, text: string): number {
   const value = Number(text);
   if (!Number.isInteger(value) || value < 0) throw new Error(`${flag} needs a whole number, 0 or more; got ${text}.`);
   return value;

@@ -88,7 +88,7 @@ export async function runCrashPoint(point: CrashPoint, seed: number, services: C
 }
 
 /** The run's facts as the vendor, the workflow's history, the ledger and the worker processes show them. */
-async function whatWasLeft(
+export async function whatWasLeft(
   charges: readonly ChargeRequest[],
   outcome: WorkflowOutcome,
   seen: { vendor: FakeVendor; handle: WorkflowHandle; observations: RunObservations; workers: readonly ProxiedWorker[] },
@@ -106,8 +106,13 @@ async function whatWasLeft(
 }
 
 function chargesFor(point: CrashPoint, random: () => number): ChargeRequest[] {
+  return chargeRequests(point.charges?.(random) ?? 1);
+}
+
+/** `count` charges, each a distinct order. */
+export function chargeRequests(count: number): ChargeRequest[] {
   const order = `crash-${randomUUID().slice(0, 8)}`;
-  return Array.from({ length: point.charges?.(random) ?? 1 }, (_, i) => ({
+  return Array.from({ length: count }, (_, i) => ({
     orderId: `${order}-${i}`,
     customerId: 'cus_crash',
     amountCents: 100 + i,
@@ -116,7 +121,7 @@ function chargesFor(point: CrashPoint, random: () => number): ChargeRequest[] {
 }
 
 /** Completed, refused by name, failed otherwise, or still open after the bounded wait (then terminated). */
-async function outcomeOf(handle: WorkflowHandle): Promise<WorkflowOutcome> {
+export async function outcomeOf(handle: WorkflowHandle): Promise<WorkflowOutcome> {
   const ended = handle.result().then(
     (receipts: VendorReceipt[]): WorkflowOutcome => ({ kind: 'completed', receipts }),
     (error: unknown): WorkflowOutcome => {
