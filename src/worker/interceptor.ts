@@ -89,12 +89,17 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
       } catch (error) {
         throw storeUnavailable(request, error);
       }
-      this.deps.metrics.claimLatency(this.context.metricMeter, performance.now() - claimStarted);
+      const claimMs = performance.now() - claimStarted;
+      this.deps.metrics.claimLatency(this.context.metricMeter, claimMs);
       if (begun.won) this.trace.decided('claimed');
       const step: Step = begun.won ? { kind: 'run', claim: begun.claim } : await this.answerFromClaim(begun.claim, request, identity);
       if (step.kind === 'run') {
         this.deps.metrics.claimed(this.context.metricMeter);
-        return this.runClaimed(step.claim, input, next);
+        // Won, but answered after the claim's lease could have lapsed: a try was held up (a partition) and
+        // landed after an operator may have released what an earlier try left, and the workflow gone on
+        // under another key. Too late to act on: it goes back unsent, and Temporal retries.
+        const late = begun.won && claimMs > this.deps.leases.leaseMs ? lateClaim(request, claimMs, this.deps.leases.leaseMs) : undefined;
+        return this.runClaimed(step.claim, input, next, late);
       }
       if (step.kind === 'answer') {
         this.deps.metrics.replayed(this.context.metricMeter);
@@ -341,12 +346,15 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
     claim: Claim,
     input: ActivityExecuteInput,
     next: Next<ActivityInboundCallsInterceptor, 'execute'>,
+    /** Why the claim must go back unsent instead of running, if it must. */
+    late?: ApplicationFailure,
   ): Promise<unknown> {
     const settlement = new CallSettlement(this.context, this.deps, this.settings, claim);
     this.deps.leases.hold(claim, () => settlement.lost());
     try {
       // Cancelled while the claim was being taken: nothing was sent, so the claim goes back.
       if (this.context.cancellationSignal.aborted) throw await settlement.releaseUnsent(cancellationError(this.context));
+      if (late) throw await settlement.releaseUnsent(late);
       enterCall(this.context, { claim, outcomeOf: (error) => settlement.outcomeOf(error) });
       let result: unknown;
       try {
@@ -381,4 +389,8 @@ function reasonIn(failure: ApplicationFailure): string | undefined {
 function keyIn(failure: ApplicationFailure): string | undefined {
   const details = failure.details?.[0] as { key?: unknown } | undefined;
   return typeof details?.key === 'string' ? details.key : undefined;
+}
+
+function lateClaim(request: ClaimRequest, claimMs: number, leaseMs: number): ApplicationFailure {
+  return storeUnavailable(request, new Error(`the claim was answered after ${Math.round(claimMs)} ms, past its ${leaseMs} ms lease, and given back unsent`));
 }

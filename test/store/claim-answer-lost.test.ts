@@ -12,7 +12,8 @@
  */
 import { describe, expect, inject, it } from 'vitest';
 import pg from 'pg';
-import { PostgresClaimStore, idempotencyInterceptors } from '../../src/index.js';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { ClaimOperations, PostgresClaimStore, idempotencyInterceptors } from '../../src/index.js';
 import { claimRequest } from '../support/claims.js';
 import { useTestSchema } from '../support/schema.js';
 import { uniqueName, useTemporal } from '../support/temporal.js';
@@ -108,6 +109,24 @@ describe('a claim whose answer was lost', () => {
       const begun = await cutBegin;
       expect(begun).toMatchObject({ won: false, claim: { token: taken!.token, attempt: 2 } });
       expect(await rowsOf(request.key)).toEqual([{ token: taken!.token, state: 'claimed' }]);
+    } finally {
+      await end();
+    }
+  });
+
+  it('resolved by an operator meanwhile is answered from that record, not tried again until the caller gives up', async () => {
+    const { pool, restartOnNextClaim, end } = restartingPool();
+    const store = new PostgresClaimStore({ pool, schema: schema.name });
+    const operations = new ClaimOperations(schema.pool, { schema: schema.name });
+    try {
+      const request = claimRequest();
+      restartOnNextClaim(1_000);
+      const begin = store.begin(request, 60_000);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const receipt = defaultPayloadConverter.toPayload({ id: 'ch_from_the_vendor' });
+      await operations.resolve(request.key, receipt, { force: true, reason: 'the vendor has it' });
+      // Before: three reads of its own token on a completed row, then ClaimContendedError ("nothing was called").
+      expect(await begin).toMatchObject({ won: false, claim: { state: 'completed', key: request.key } });
     } finally {
       await end();
     }

@@ -57,7 +57,7 @@ export class Claiming {
       if (inserted) return { won: true, claim: inserted };
       // A separate statement, not a CTE: only a new snapshot sees a row a concurrent caller just committed.
       const existing = await get(request.key);
-      if (existing?.token === pending.token) {
+      if (existing?.token === pending.token && existing.state === 'claimed') {
         // Inserted by a try whose answer was lost. Confirmed in a durable commit: that try's commit may
         // have been cut short waiting for a synchronous standby, and a claim must be durable before the call.
         const reclaimed = await this.reclaim(existing, leaseMs);
