@@ -5,6 +5,7 @@ import { payloadToJson } from './payload-json.js';
 import { DEFAULT_SCHEMA, quoteIdentifier } from './identifiers.js';
 import { pgText } from './pg-text.js';
 import { ledgerSql } from './sql/ledger.js';
+import { STATEMENT_TIMEOUT_MS } from './postgres/context.js';
 
 export class PostgresAuditLedger implements AuditLedger {
   private readonly appendStatement: string;
@@ -35,9 +36,12 @@ export class PostgresAuditLedger implements AuditLedger {
     outcome: LedgerOutcome | ReconcileOutcome | null,
     error: LedgerError | null,
   ): Promise<void> {
-    await this.pool.query(
-      this.appendStatement,
-      [
+    // Bounded as the claims' statements are: a finish entry stuck on a connection a partition left silent
+    // would hold the attempt, whose call already happened, and its record with it.
+    await this.pool.query({
+      text: this.appendStatement,
+      query_timeout: STATEMENT_TIMEOUT_MS,
+      values: [
         call.callId,
         event,
         call.key,
@@ -51,6 +55,6 @@ export class PostgresAuditLedger implements AuditLedger {
         error ? pgText(error.errorClass) : null,
         error?.detail ? payloadToJson(error.detail) : null,
       ],
-    );
+    } as pg.QueryConfig);
   }
 }

@@ -33,6 +33,7 @@ import { defaultStoreLogger } from './store-logger.js';
 import type { StoreLogger } from './store-logger.js';
 import { Claiming } from './postgres/claiming.js';
 import { Settling } from './postgres/settling.js';
+import { STATEMENT_TIMEOUT_MS } from './postgres/context.js';
 import type { StoreContext } from './postgres/context.js';
 import { KeySalt } from '../key/index.js';
 import { errorMessage } from '../error-text.js';
@@ -287,6 +288,6 @@ function runStatement<R extends pg.QueryResultRow>(
   timeoutMs?: number,
 ): Promise<pg.QueryResult<R>> {
   const config: pg.QueryConfig & { query_timeout?: number } = prefix ? { name: `${prefix}_${name}`, text, values } : { text, values };
-  if (timeoutMs !== undefined) config.query_timeout = Math.max(1, Math.round(timeoutMs));
+  config.query_timeout = Math.max(1, Math.round(timeoutMs ?? STATEMENT_TIMEOUT_MS));
   return pool.query<R>(config);
 }

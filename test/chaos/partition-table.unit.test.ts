@@ -74,7 +74,7 @@ describe('the partition table', () => {
     ]);
     const lines = formatPartitionTable(rows).split('\n');
     expect(lines[0]).toMatch(/^partition\s+runs\s+reached\s+double calls\s+lost actions\s+refusals for a person\s+reconciled\s+workflows left open\s+claims taken over\s+late writes refused\s+settling writes hung$/);
-    expect(lines.at(-1)).toMatch(/^target\s+all\s+0\s+0\s+-\s+-\s+0\s+-\s+all \(Postgres\)\s+-$/);
+    expect(lines.at(-1)).toMatch(/^target\s+all\s+0\s+0\s+-\s+-\s+0\s+-\s+all \(Postgres\)\s+0$/);
   });
 
   it('passes a run whose late write was refused, and fails one whose partition was not reached or whose worker died', () => {
@@ -89,6 +89,12 @@ describe('the partition table', () => {
     expect(partitionProblems([judged({ lateWritesTaken: ['k0'] }), judged({ lateWritesRefused: [] })])).toEqual([
       "Postgres cut (run seed 11): 1 late write(s) of the partitioned worker taken over the new holder's claim",
       "Postgres cut (run seed 11): 1 claim(s) taken over without the partitioned worker's late write refused and logged",
+    ]);
+  });
+
+  it('fails a settling write that never ended (a statement a lossy partition left unanswered)', () => {
+    expect(partitionProblems([judged({ lateWritesRefused: [], leasesLost: ['k0'] })])).toEqual([
+      'Postgres cut (run seed 11): 1 settling write(s) of the partitioned worker never ended',
     ]);
   });
 

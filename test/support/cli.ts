@@ -14,11 +14,11 @@ let cliArgs: readonly string[] | undefined;
  * How to start the CLI: the built one users run (`bin` in package.json) when it is newer than every
  * file of `src` (npm test builds first), else `src` through tsx, so a run on edited sources never
  * tests a stale build. The built one starts in a third of the time: the CLI tests spawn hundreds.
- * Given a TypeScript file (a `--worker-config` fixture), through tsx, which can load it.
+ * Given a TypeScript file (a worker config fixture, as a flag or in the environment), through tsx, which can load it.
  */
-export function cliArgv(args: readonly string[] = []): readonly string[] {
+export function cliArgv(args: readonly string[] = [], env: Record<string, string> = {}): readonly string[] {
   const fromSource = ['--import', 'tsx', 'src/cli/bin.ts'];
-  if (args.some((arg) => arg.endsWith('.ts'))) return fromSource;
+  if ([...args, ...Object.values(env)].some((value) => value.endsWith('.ts'))) return fromSource;
   return (cliArgs ??= newestIn(join(ROOT, 'src')) < modifiedAt(join(ROOT, BUILT_BIN)) ? [BUILT_BIN] : fromSource);
 }
 
@@ -55,7 +55,7 @@ export function runCli(args: readonly string[], env: Record<string, string> = {}
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
-      [...(options.nodeFlags ?? []), ...cliArgv(args), ...args],
+      [...(options.nodeFlags ?? []), ...cliArgv(args, env), ...args],
       { cwd: ROOT, env: { ...process.env, DATABASE_URL: inject('databaseUrl'), ...env }, maxBuffer: 512 * 1024 * 1024 },
       (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );

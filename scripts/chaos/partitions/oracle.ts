@@ -35,7 +35,7 @@ export interface PartitionVerdict extends RunVerdict {
   /**
    * Claims taken over from a worker cut off from Postgres whose settling write never ended: its lease renewal
    * was refused and logged, but the write (or what the attempt awaits before it) hangs on a connection whose
-   * bytes the partition lost. Nothing is obeyed; nothing more is said.
+   * bytes the partition lost. Nothing is obeyed; nothing more is said. A failure: every statement is bounded.
    */
   readonly lateHung: number;
   /** Claims taken over from a worker cut off from Postgres, on which it never said a late write was refused. */

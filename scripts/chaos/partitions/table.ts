@@ -60,7 +60,7 @@ export function formatPartitionTable(rows: readonly PartitionRow[]): string {
         String,
       ),
     ),
-    ['target', '', 'all', '0', '0', '-', '-', '0', '-', 'all (Postgres)', '-'],
+    ['target', '', 'all', '0', '0', '-', '-', '0', '-', 'all (Postgres)', '0'],
   ];
   const widths = HEADINGS.map((_, column) => Math.max(...cells.map((line) => line[column]!.length)));
   const line = (values: readonly string[]) => values.map((value, column) => value.padEnd(widths[column]!)).join('  ').trimEnd();
@@ -70,7 +70,7 @@ export function formatPartitionTable(rows: readonly PartitionRow[]): string {
 /**
  * Why the campaign fails: a double call, a lost action, a workflow left open, a worker that died alone,
  * a partition that never overlapped a call in flight, and a claim taken over whose partitioned owner's
- * late write was taken (obeyed over the new holder) or never heard of (not refused and logged).
+ * late write was taken (obeyed over the new holder), never ended (hung), or never heard of (not refused and logged).
  */
 export function partitionProblems(runs: readonly JudgedPartition[]): string[] {
   return runs.flatMap(({ facts, verdict }) => {
@@ -82,6 +82,7 @@ export function partitionProblems(runs: readonly JudgedPartition[]): string[] {
       ...(facts.reached ? [] : [`${run}: the partition was not reached (no call in flight when it began, or it ended before the lease or the retry)`]),
       ...(facts.workersDiedAlone > 0 ? [`${run}: ${facts.workersDiedAlone} worker process(es) exited without being killed`] : []),
       ...(verdict.lateObeyed > 0 ? [`${run}: ${verdict.lateObeyed} late write(s) of the partitioned worker taken over the new holder's claim`] : []),
+      ...(verdict.lateHung > 0 ? [`${run}: ${verdict.lateHung} settling write(s) of the partitioned worker never ended`] : []),
       ...(verdict.lateUnheard > 0 ? [`${run}: ${verdict.lateUnheard} claim(s) taken over without the partitioned worker's late write refused and logged`] : []),
     ];
   });

@@ -16,3 +16,11 @@ export interface StoreContext {
   /** The row as a claim, its signature checked. */
   claimOf(row: ClaimRow): Claim;
 }
+
+/**
+ * How long the worker waits for any one statement's answer. A statement whose bytes a partition lost
+ * is never answered (pg sets no timeout, and a silent connection stays open), and the attempt behind
+ * it would hold its slot, and its record, until the process ends; given up, it is tried again on a
+ * fresh connection, as every write of the protocol already is when its answer is lost.
+ */
+export const STATEMENT_TIMEOUT_MS = 10_000;
