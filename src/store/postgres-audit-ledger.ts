@@ -17,16 +17,17 @@ export class PostgresAuditLedger implements AuditLedger {
     this.appendStatement = ledgerSql(quoteIdentifier('schema', schema)).append;
   }
 
+  /** Not bounded: a start entry given up while it waits on a lock would commit later, for a call never made. */
   async recordStart(call: LedgerCall): Promise<void> {
     await this.append(call, 'started', null, null);
   }
 
   async recordFinish(call: LedgerCall, outcome: LedgerOutcome, error: LedgerError | null): Promise<void> {
-    await this.append(call, 'finished', outcome, error);
+    await this.append(call, 'finished', outcome, error, STATEMENT_TIMEOUT_MS);
   }
 
   async recordReconciliation(call: LedgerCall, answer: ReconcileOutcome): Promise<void> {
-    await this.append(call, 'reconciled', answer, null);
+    await this.append(call, 'reconciled', answer, null, STATEMENT_TIMEOUT_MS);
   }
 
   /** `error_message` keeps the error's class only: its text may carry user data, so it goes in `error_detail`, encoded. */
@@ -35,12 +36,12 @@ export class PostgresAuditLedger implements AuditLedger {
     event: string,
     outcome: LedgerOutcome | ReconcileOutcome | null,
     error: LedgerError | null,
+    /** For the entries after a call: one stuck on a connection a partition left silent would hold the attempt, and its record. */
+    timeoutMs?: number,
   ): Promise<void> {
-    // Bounded as the claims' statements are: a finish entry stuck on a connection a partition left silent
-    // would hold the attempt, whose call already happened, and its record with it.
     await this.pool.query({
       text: this.appendStatement,
-      query_timeout: STATEMENT_TIMEOUT_MS,
+      ...(timeoutMs === undefined ? {} : { query_timeout: timeoutMs }),
       values: [
         call.callId,
         event,

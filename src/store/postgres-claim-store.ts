@@ -159,7 +159,7 @@ export class PostgresClaimStore implements ClaimStore {
   }
 
   async get(key: string): Promise<Claim | null> {
-    const { rows } = await this.context.query<ClaimRow>('get', this.sql.claims.get, [key]);
+    const { rows } = await this.context.query<ClaimRow>('get', this.sql.claims.get, [key], STATEMENT_TIMEOUT_MS);
     return rows[0] ? this.context.claimOf(rows[0]) : null;
   }
 
@@ -288,6 +288,6 @@ function runStatement<R extends pg.QueryResultRow>(
   timeoutMs?: number,
 ): Promise<pg.QueryResult<R>> {
   const config: pg.QueryConfig & { query_timeout?: number } = prefix ? { name: `${prefix}_${name}`, text, values } : { text, values };
-  config.query_timeout = Math.max(1, Math.round(timeoutMs ?? STATEMENT_TIMEOUT_MS));
+  if (timeoutMs !== undefined) config.query_timeout = Math.max(1, Math.round(timeoutMs));
   return pool.query<R>(config);
 }

@@ -14,6 +14,7 @@ import { payloadToJson } from '../payload-json.js';
 import type { PayloadJson } from '../payload-json.js';
 import { pgText } from '../pg-text.js';
 import type { Batching } from './claiming.js';
+import { STATEMENT_TIMEOUT_MS } from './context.js';
 import type { StoreContext } from './context.js';
 import { rolledBack } from './pg-errors.js';
 
@@ -140,7 +141,7 @@ export class Settling {
         pending.map(({ result }) => result),
         pending.map(({ mac }) => mac),
         pending.map(({ secretId }) => secretId),
-      ]));
+      ], STATEMENT_TIMEOUT_MS));
     } catch (error) {
       if (rolledBack(error)) return Promise.all(pending.map(alone));
       // Lost in flight, it may have settled claims someone waits on: `waitersToTell` must look.
@@ -160,7 +161,7 @@ export class Settling {
     const token = params[1] as string;
     let rows: { awaited: boolean }[];
     try {
-      ({ rows } = await this.context.query<{ awaited: boolean }>(name, statement, params));
+      ({ rows } = await this.context.query<{ awaited: boolean }>(name, statement, params, STATEMENT_TIMEOUT_MS));
     } catch (error) {
       // Its answer lost, it may have settled a claim someone waits on: `waitersToTell` must look.
       if (options.noteAwaited) this.noteAwaitedCompletion(token);
