@@ -188,19 +188,23 @@ export class PostgresClaimStore implements ClaimStore {
   }
 
   async addWaiter(waiter: Waiter): Promise<WaiterNoted> {
-    const { rows } = await this.pool.query<{ state: ClaimState | null }>(this.sql.waiters.add, [
+    const { rows } = await this.pool.query<{ state: ClaimState | null }>({ text: this.sql.waiters.add, query_timeout: STATEMENT_TIMEOUT_MS, values: [
       waiter.key,
       waiter.namespace,
       waiter.workflowId,
       waiter.runId,
       waiter.activityType,
-    ]);
+    ] } as pg.QueryConfig);
     return { claimState: rows[0]?.state ?? null };
   }
 
   async waitersTold(key: string, waiters: readonly Pick<Waiter, 'namespace' | 'workflowId'>[]): Promise<void> {
     if (waiters.length === 0) return;
-    await this.pool.query(this.sql.waiters.told, [key, waiters.map((waiter) => waiter.namespace), waiters.map((waiter) => waiter.workflowId)]);
+    await this.pool.query({
+      text: this.sql.waiters.told,
+      query_timeout: STATEMENT_TIMEOUT_MS,
+      values: [key, waiters.map((waiter) => waiter.namespace), waiters.map((waiter) => waiter.workflowId)],
+    } as pg.QueryConfig);
   }
 
   auditLedger(): AuditLedger {
@@ -247,14 +251,14 @@ export class PostgresClaimStore implements ClaimStore {
    * committed claim before the first call; and the key salt is read.
    */
   private checkOnce(): Promise<CheckedSchema> {
-    this.checkedOnce ??= (async () => {
+    this.checkedOnce ??= withinStatementTimeout(async () => {
       await assertSchemaUsable(this.pool, this.schema);
       await assertWorkerPrivileges(this.pool, this.schema, quoteIdentifier('schema', this.schema));
       await checkDurability(this.pool, this.logger);
       const { rows } = await this.pool.query<{ key_salt: Buffer }>(this.sql.keySalt);
       if (!rows[0]) throw new SchemaNotMigratedError(this.schema, LATEST_MIGRATION, 'its settings row, which keeps the key salt, is gone');
       return { keySalt: new KeySalt(rows[0].key_salt) };
-    })().catch((error: unknown) => {
+    }).catch((error: unknown) => {
       this.checkedOnce = undefined; // unreachable now may be reachable later
       throw error;
     });
@@ -290,4 +294,17 @@ function runStatement<R extends pg.QueryResultRow>(
   const config: pg.QueryConfig & { query_timeout?: number } = prefix ? { name: `${prefix}_${name}`, text, values } : { text, values };
   if (timeoutMs !== undefined) config.query_timeout = Math.max(1, Math.round(timeoutMs));
   return pool.query<R>(config);
+}
+
+/**
+ * The store's checks, read once and cached: stuck on a connection a partition left silent, they would
+ * hold every later attempt on the store. Given up as one statement would be, they are read again by
+ * the next attempt.
+ */
+function withinStatementTimeout<T>(checks: () => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the store's checks got no answer from Postgres in ${STATEMENT_TIMEOUT_MS / 1000} s`)), STATEMENT_TIMEOUT_MS);
+  });
+  return Promise.race([checks(), timedOut]).finally(() => clearTimeout(timer));
 }

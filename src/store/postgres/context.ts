@@ -19,7 +19,7 @@ export interface StoreContext {
 
 /**
  * How long the worker waits for the answer of a statement that settles a call (a record, an outcome,
- * a release) or reads a claim. One whose bytes a partition lost is never answered (pg sets no timeout,
+ * a release), takes over an orphan, reads a claim or notes its waiters. One whose bytes a partition lost is never answered (pg sets no timeout,
  * and a silent connection stays open), and the attempt behind it would hold its slot, and its record,
  * until the process ends; given up, it is tried again on a fresh connection, as every settling write
  * already is when its answer is lost. A claim is not bounded so: given up while its backend waits on

@@ -5,6 +5,7 @@
  * refused on the key, so the settler can tell it (`waitersToTell`).
  */
 import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
 import type { Payload } from '@temporalio/common';
 import type { Claim, ClaimRequest, HeldClaim, OutcomeNote, Waiter } from '../claim-store.js';
 import type { ClaimRow } from '../claim-row.js';
@@ -75,7 +76,8 @@ export class Settling {
     const { attempt, claimedBy, workflowId, runId, activityId } = request;
     const taker = { ...orphan, state: 'claimed' as const, token, attempt, claimedBy, workflowId, runId, activityId };
     const { mac, secretId } = this.context.signer.sign({ ...taker, result: null, outcomeNote: summary, outcomeDetail: detail });
-    const { rows } = await this.context.pool.query<ClaimRow>(this.context.sql.claims.takeOver, [
+    // Bounded: given up, a takeover that commits later leaves the claim an orphan again, as it found it.
+    const { rows } = await this.context.pool.query<ClaimRow>({ text: this.context.sql.claims.takeOver, query_timeout: STATEMENT_TIMEOUT_MS, values: [
       orphan.key,
       orphan.token,
       token,
@@ -91,7 +93,7 @@ export class Settling {
       summary,
       detail,
       request.audited ?? false,
-    ]);
+    ] } as pg.QueryConfig);
     return rows[0] ? this.context.claimOf(rows[0]) : null;
   }
 
@@ -101,7 +103,7 @@ export class Settling {
    */
   async waitersToTell(claim: HeldClaim): Promise<readonly Waiter[]> {
     if (!this.awaitedCompletions.delete(claim.token)) return [];
-    const { rows } = await this.context.pool.query<Waiter>(this.context.sql.waiters.toTell, [claim.key]);
+    const { rows } = await this.context.pool.query<Waiter>({ text: this.context.sql.waiters.toTell, query_timeout: STATEMENT_TIMEOUT_MS, values: [claim.key] } as pg.QueryConfig);
     return rows;
   }
 
