@@ -1,5 +1,7 @@
 /**
- * Every statement a refusal, a takeover or the store's checks wait on ends, on a link gone silent. Found in review of 91c7d93 ("every worker statement ... waits 10 s at most for its answer"): only the
+ * Every statement a refusal, a takeover or the store's checks wait on ends, on a link gone silent.
+ *
+ * Found in review of 91c7d93 ("every worker statement ... waits 10 s at most for its answer"): only the
  * statements that go through `runStatement` got a `query_timeout`. The worker's other statements still
  * go out through `pool.query` with no bound: `takeOver` (a claim statement: it moves a claim to the
  * caller's token), `addWaiter` (every refusal notes its workflow first), `waitersToTell`, `waitersTold`.
@@ -51,6 +53,28 @@ async function leaveUnknownClaim(info: object, activityType: string): Promise<vo
     .catch(() => undefined);
 }
 
+/** Attempt 2 of `activityType`: how it ended, or 'still hanging' after 30 s (then the proxy stops, which unsticks it). */
+async function endedWithin30s(
+  environment: IdempotentActivityEnvironment,
+  activityType: string,
+  activity: (amount: number) => Promise<unknown>,
+  proxy: TcpProxy,
+): Promise<{ ended: string; hungMs: number }> {
+  const started = Date.now();
+  const attempt = environment
+    .attempt({ activityType, attempt: 2 })
+    .run(activity, 100)
+    .then(
+      () => 'answered',
+      (error: { type?: string }) => error.type ?? String(error),
+    );
+  const ended = await Promise.race([attempt, sleep(30_000).then(() => 'still hanging' as const)]);
+  const hungMs = Date.now() - started;
+  await proxy.stop();
+  await attempt;
+  return { ended, hungMs };
+}
+
 describe('statements on a link that went silent', () => {
   it('a refusal (its addWaiter) still ends the attempt', { timeout: 90_000 }, async () => {
     const info = { workflowExecution: { workflowId: `wf-refused-${Date.now()}`, runId: 'run-1' }, startToCloseTimeoutMs: 60_000 };
@@ -62,18 +86,7 @@ describe('statements on a link that went silent', () => {
     let calls = 0;
     const chargeCard = async (_amount: number) => (calls++, 'charged');
 
-    const started = Date.now();
-    const attempt = environment
-      .attempt({ activityType: 'chargeCard', attempt: 2 })
-      .run(chargeCard, 100)
-      .then(
-        () => 'answered',
-        (error: { type?: string }) => error.type ?? String(error),
-      );
-    const ended = await Promise.race([attempt, sleep(30_000).then(() => 'still hanging' as const)]);
-    const hungMs = Date.now() - started;
-    await proxy.stop(); // unsticks what hangs
-    await attempt;
+    const { ended, hungMs } = await endedWithin30s(environment, 'chargeCard', chargeCard, proxy);
     expect(ended, `the refused attempt was still hanging after ${hungMs} ms (addWaiter has no query_timeout)`).not.toBe('still hanging');
     expect(calls).toBe(0);
   });
@@ -88,18 +101,7 @@ describe('statements on a link that went silent', () => {
     let calls = 0;
     const sendSms = async (_amount: number) => (calls++, 'sent');
 
-    const started = Date.now();
-    const attempt = environment
-      .attempt({ activityType: 'sendSms', attempt: 2 })
-      .run(sendSms, 100)
-      .then(
-        () => 'answered',
-        (error: { type?: string }) => error.type ?? String(error),
-      );
-    const ended = await Promise.race([attempt, sleep(30_000).then(() => 'still hanging' as const)]);
-    const hungMs = Date.now() - started;
-    await proxy.stop();
-    await attempt;
+    const { ended, hungMs } = await endedWithin30s(environment, 'sendSms', sendSms, proxy);
     expect(ended, `the taking-over attempt was still hanging after ${hungMs} ms (takeOver has no query_timeout)`).not.toBe('still hanging');
   });
 
@@ -117,18 +119,7 @@ describe('statements on a link that went silent', () => {
     await sleep(1_000);
     proxy.flow(); // the partition is over: new connections go through
 
-    const started = Date.now();
-    const attempt = environment
-      .attempt({ activityType: 'chargeCard', attempt: 2 })
-      .run(chargeCard, 100)
-      .then(
-        () => 'answered',
-        (error: { type?: string }) => error.type ?? String(error),
-      );
-    const ended = await Promise.race([attempt, sleep(30_000).then(() => 'still hanging' as const)]);
-    const hungMs = Date.now() - started;
-    await proxy.stop();
-    await attempt;
+    const { ended, hungMs } = await endedWithin30s(environment, 'chargeCard', chargeCard, proxy);
     await firstAttempt;
     expect(ended, `an attempt begun after the link came back was still hanging after ${hungMs} ms (the store's one-time checks have no timeout, and their promise is shared)`).not.toBe('still hanging');
   });
