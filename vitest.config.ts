@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import { LongestFirst } from './test/support/longest-first.js';
 
 /**
  * The unit tier: no services at all (no Postgres, no Temporal server, no workflow bundle). The key
@@ -27,6 +28,7 @@ const WITH_SERVICES = {
 export default defineConfig({
   test: {
     pool: 'forks',
+    sequence: { sequencer: LongestFirst },
     // Two cores: more parallel files only make the Temporal and Postgres servers slower.
     maxWorkers: 2,
     projects: [

@@ -162,7 +162,8 @@ describe('results and stores that fail after the call', () => {
         throw new Error('disk full');
       },
     });
-    const options = { store: failing, recordRetryMs: 300 };
+    // A short lease: the repeat waits for the unrecorded claim's lease to lapse before it refuses.
+    const options = { store: failing, recordRetryMs: 300, leaseMs: 2_000 };
     const workflowId = uniqueName('wf');
     const taskQueue = uniqueName('tq');
     const activities = { send: async () => (calls++, 'sent once') };

@@ -5,7 +5,6 @@ export { InvalidSecretError, MIN_SECRET_BYTES, RecordSigner, secretIds } from '.
 export { ClaimContendedError } from './claim-contended.js';
 export type { PreviousSecret, SecretMaterial, TrustOptions } from './record-signing.js';
 export type { StoreLogger } from './store-logger.js';
-export { setDefaultStoreLogger } from './store-logger.js';
 export { DEFAULT_SCHEMA, InvalidIdentifierError } from './identifiers.js';
 export { migrate } from './migrate.js';
 export { setStatementTimeout } from './session-settings.js';

@@ -29,7 +29,7 @@ import type { ClaimRow } from './claim-row.js';
 import { storeSql } from './sql/index.js';
 import type { StoreSql } from './sql/index.js';
 import { checkDurability } from './durability.js';
-import { defaultStoreLogger } from './store-logger.js';
+import { consoleStoreLogger } from './store-logger.js';
 import type { StoreLogger } from './store-logger.js';
 import { Claiming } from './postgres/claiming.js';
 import { Settling } from './postgres/settling.js';
@@ -53,7 +53,7 @@ export interface PostgresClaimStoreOptions extends TrustOptions {
    * pooler that cannot carry them (PgBouncer in transaction mode before 1.21).
    */
   readonly preparedStatements?: boolean;
-  /** Where lost connections and failed renewals are reported. Default: the worker's Runtime logger, else the console. */
+  /** Where lost connections and failed renewals are reported. Default: the console; `Runtime.instance().logger` sends them where the worker's own logs go. */
   readonly logger?: StoreLogger;
   /**
    * Commit outcomes (complete, release, unknown) synchronously too. Default false: only the claim
@@ -126,7 +126,7 @@ export class PostgresClaimStore implements ClaimStore {
     this.pool = pool;
     this.schema = options.schema ?? DEFAULT_SCHEMA;
     this.sql = storeSql(quoteIdentifier('schema', this.schema), { synchronousRecords: options.synchronousRecords ?? false });
-    this.logger = options.logger ?? defaultStoreLogger;
+    this.logger = options.logger ?? consoleStoreLogger;
     // Named by schema and statement set, so two stores on one pool never share a name for two texts.
     const statementSet = `${this.schema}/${options.synchronousRecords ? 'synchronous' : 'relaxed'}-records`;
     const statementPrefix = options.preparedStatements === false ? null : `ti_${createHash('sha256').update(statementSet).digest('hex').slice(0, 12)}`;

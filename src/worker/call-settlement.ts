@@ -17,7 +17,6 @@ import type { OutcomeVerdict } from './outcome-classification.js';
 import type { ResolvedActivitySettings } from './options.js';
 import { orphanedClaim } from './refusals.js';
 import { tellWaitersOfOutcome, tellerOf } from './waiter-signals.js';
-import { redirectedWriteOf } from './redirected-writes.js';
 
 /**
  * How long a settling write goes on in the background once the attempt gave up waiting for it: a
@@ -47,7 +46,7 @@ export class CallSettlement {
     const verdict = classifyOutcome(error, {
       isAmbiguous: this.settings.isAmbiguous,
       cancelled: signal.aborted ? cancelReason(signal) : undefined,
-      redirectedWrite: redirectedWriteOf(this.context, [this.claim.key, keyToUuid(this.claim.key)]),
+      redirectedWrite: this.deps.redirects.writeOf(this.context, [this.claim.key, keyToUuid(this.claim.key)]),
     });
     if (typeof error === 'object' && error !== null) this.verdicts.set(error, verdict);
     return verdict;

@@ -351,6 +351,7 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
   ): Promise<unknown> {
     const settlement = new CallSettlement(this.context, this.deps, this.settings, claim);
     this.deps.leases.hold(claim, () => settlement.lost());
+    this.deps.redirects.attemptStarted();
     try {
       // Cancelled while the claim was being taken: nothing was sent, so the claim goes back.
       if (this.context.cancellationSignal.aborted) throw await settlement.releaseUnsent(cancellationError(this.context));
@@ -367,6 +368,7 @@ export class IdempotentActivityInboundInterceptor implements ActivityInboundCall
       await settlement.succeeded(result);
       return result;
     } finally {
+      this.deps.redirects.attemptEnded();
       this.deps.leases.drop(claim.token);
     }
   }

@@ -11,26 +11,7 @@ import { Context } from '@temporalio/activity';
 
 /** Requests that change nothing at the vendor: answering them with a redirect is no sign that a write happened. */
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
-/**
- * Each request's attempt, taken when the request is made: answers arrive in the async context of the
- * socket that carries them, which a kept-alive connection shares with whichever attempt opened it.
- */
-const requestAttempts = new WeakMap<object, Context>();
-/** The first write each running attempt had answered with a redirect, as `METHOD origin → status` (no path: it may carry user data). */
-const redirectedWrites = new WeakMap<Context, string>();
-/**
- * The same, by the idempotency key the request carried (`Idempotency-Key`, as `idempotencyHeaders()` sets
- * it): a request made where the activity's async context is lost (a shared queue that runs a task in the
- * context of the one before) is still the call of the key it carries. Bounded: oldest first out.
- */
-const redirectedByKey = new Map<string, string>();
 const MAX_KEYS = 10_000;
-const requestKeys = new WeakMap<object, string>();
-/**
- * The channels, held here: Node 20 keeps channels by weak reference, and a subscription made through
- * `diagnosticsChannel.subscribe(name, …)` alone can be lost when its channel is collected.
- */
-let channels: readonly diagnosticsChannel.Channel[] | undefined;
 
 interface Published {
   readonly request?: {
@@ -46,48 +27,82 @@ interface Published {
   readonly response?: { readonly statusCode?: unknown };
 }
 
-/** Starts listening, once per process; a request made before this is not seen. */
-export function watchRedirectedWrites(): void {
-  if (channels) return;
-  const made = [diagnosticsChannel.channel('undici:request:create'), diagnosticsChannel.channel('http.client.request.start')];
-  const answered = [diagnosticsChannel.channel('undici:request:headers'), diagnosticsChannel.channel('http.client.response.finish')];
-  channels = [...made, ...answered];
-  for (const channel of made) channel.subscribe((message) => noteRequest(message as Published));
-  for (const channel of answered) channel.subscribe((message) => noteAnswer(message as Published));
-}
+/**
+ * One worker's watch: it listens while an attempt of the worker runs (its requests are made then), and
+ * keeps what it heard to itself.
+ */
+export class RedirectedWrites {
+  /**
+   * Each request's attempt, taken when the request is made: answers arrive in the async context of the
+   * socket that carries them, which a kept-alive connection shares with whichever attempt opened it.
+   */
+  private readonly requestAttempts = new WeakMap<object, Context>();
+  private readonly requestKeys = new WeakMap<object, string>();
+  /** The first write each running attempt had answered with a redirect, as `METHOD origin → status` (no path: it may carry user data). */
+  private readonly byAttempt = new WeakMap<Context, string>();
+  /**
+   * The same, by the idempotency key the request carried (`Idempotency-Key`, as `idempotencyHeaders()` sets
+   * it): a request made where the activity's async context is lost (a shared queue that runs a task in the
+   * context of the one before) is still the call of the key it carries. Bounded: oldest first out.
+   */
+  private readonly byKey = new Map<string, string>();
+  /**
+   * The channels, held while subscribed: Node 20 keeps channels by weak reference, and a subscription made
+   * through `diagnosticsChannel.subscribe(name, …)` alone can be lost when its channel is collected.
+   */
+  private readonly made = [diagnosticsChannel.channel('undici:request:create'), diagnosticsChannel.channel('http.client.request.start')];
+  private readonly answered = [diagnosticsChannel.channel('undici:request:headers'), diagnosticsChannel.channel('http.client.response.finish')];
+  private readonly onRequest = (message: unknown) => this.noteRequest(message as Published);
+  private readonly onAnswer = (message: unknown) => this.noteAnswer(message as Published);
+  private attemptsRunning = 0;
 
-/** The write request of the running attempt of `context`, or carrying one of `keys`, that was answered with a redirect, if any. */
-export function redirectedWriteOf(context: Context, keys: readonly string[] = []): string | undefined {
-  return redirectedWrites.get(context) ?? keys.map((key) => redirectedByKey.get(key)).find((write) => write !== undefined);
-}
-
-function noteRequest({ request }: Published): void {
-  if (typeof request !== 'object' || request === null) return;
-  const key = idempotencyKeyHeader(request);
-  if (key) requestKeys.set(request, key);
-  try {
-    // Made in the caller's async context: the activity's, when an activity made it.
-    requestAttempts.set(request, Context.current());
-  } catch {
-    // Not made by an activity.
+  /** An attempt starts: listen (from the first one running). */
+  attemptStarted(): void {
+    if (this.attemptsRunning++ > 0) return;
+    for (const channel of this.made) channel.subscribe(this.onRequest);
+    for (const channel of this.answered) channel.subscribe(this.onAnswer);
   }
-}
 
-function noteAnswer({ request, response }: Published): void {
-  if (typeof request !== 'object' || request === null) return;
-  const context = requestAttempts.get(request);
-  const key = requestKeys.get(request);
-  const method = request.method;
-  const status = response?.statusCode;
-  if ((!context && !key) || typeof method !== 'string' || READS.has(method.toUpperCase())) return;
-  if (typeof status !== 'number' || status < 300 || status >= 400) return;
-  // undici names the origin; node:http its protocol and host.
-  const origin = typeof request.origin === 'string' || request.origin instanceof URL ? String(request.origin) : `${String(request.protocol ?? '')}//${String(request.host ?? '')}`;
-  const write = `${method.toUpperCase()} ${origin} → ${status}`;
-  if (context && !redirectedWrites.has(context)) redirectedWrites.set(context, write);
-  if (key && !redirectedByKey.has(key)) {
-    redirectedByKey.set(key, write);
-    if (redirectedByKey.size > MAX_KEYS) redirectedByKey.delete(redirectedByKey.keys().next().value!);
+  /** An attempt ended, its outcome classified: stop listening once none runs. */
+  attemptEnded(): void {
+    if (--this.attemptsRunning > 0) return;
+    for (const channel of this.made) channel.unsubscribe(this.onRequest);
+    for (const channel of this.answered) channel.unsubscribe(this.onAnswer);
+  }
+
+  /** The write request of the running attempt of `context`, or carrying one of `keys`, that was answered with a redirect, if any. */
+  writeOf(context: Context, keys: readonly string[] = []): string | undefined {
+    return this.byAttempt.get(context) ?? keys.map((key) => this.byKey.get(key)).find((write) => write !== undefined);
+  }
+
+  private noteRequest({ request }: Published): void {
+    if (typeof request !== 'object' || request === null) return;
+    const key = idempotencyKeyHeader(request);
+    if (key) this.requestKeys.set(request, key);
+    try {
+      // Made in the caller's async context: the activity's, when an activity made it.
+      this.requestAttempts.set(request, Context.current());
+    } catch {
+      // Not made by an activity.
+    }
+  }
+
+  private noteAnswer({ request, response }: Published): void {
+    if (typeof request !== 'object' || request === null) return;
+    const context = this.requestAttempts.get(request);
+    const key = this.requestKeys.get(request);
+    const method = request.method;
+    const status = response?.statusCode;
+    if ((!context && !key) || typeof method !== 'string' || READS.has(method.toUpperCase())) return;
+    if (typeof status !== 'number' || status < 300 || status >= 400) return;
+    // undici names the origin; node:http its protocol and host.
+    const origin = typeof request.origin === 'string' || request.origin instanceof URL ? String(request.origin) : `${String(request.protocol ?? '')}//${String(request.host ?? '')}`;
+    const write = `${method.toUpperCase()} ${origin} → ${status}`;
+    if (context && !this.byAttempt.has(context)) this.byAttempt.set(context, write);
+    if (key && !this.byKey.has(key)) {
+      this.byKey.set(key, write);
+      if (this.byKey.size > MAX_KEYS) this.byKey.delete(this.byKey.keys().next().value!);
+    }
   }
 }
 

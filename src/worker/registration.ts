@@ -4,7 +4,6 @@
  */
 import { Runtime } from '@temporalio/worker';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import { setDefaultStoreLogger } from '../store/store-logger.js';
 import { auditLedgerInterceptors } from './audit-interceptor.js';
 import { IdempotencyConfigError } from '../errors.js';
 import { LeaseKeeper } from './lease-keeper.js';
@@ -15,7 +14,7 @@ import type { AnyActivity, IdempotencyOptions } from './options.js';
 import { misconfigured } from './refusals.js';
 import { markGuarded, markUnguarded } from './current-call.js';
 import { ResultCodec } from './result-codec.js';
-import { watchRedirectedWrites } from './redirected-writes.js';
+import { RedirectedWrites } from './redirected-writes.js';
 
 /**
  * Put the result first in `interceptors.activity`: the first factory is the outermost,
@@ -29,14 +28,7 @@ export function idempotencyInterceptors<Activities extends object = Record<strin
   options: IdempotencyOptions<Activities>,
 ): ActivityInterceptorsFactory[] {
   const resolved = resolveOptions(options);
-  // Before any activity runs: a write the vendor answered with a redirect makes a later failure ambiguous.
-  watchRedirectedWrites();
   const runtimeLogger = () => Runtime.instance().logger;
-  // Stores without a logger of their own report to the worker's Runtime logger from now on.
-  setDefaultStoreLogger({
-    warn: (message, meta) => runtimeLogger().warn(message, meta),
-    error: (message, meta) => runtimeLogger().error(message, meta),
-  });
   const metrics = new IdempotencyMetrics();
   const deps = {
     options: resolved,
@@ -48,6 +40,8 @@ export function idempotencyInterceptors<Activities extends object = Record<strin
       metrics.leaseRenewalFailed(Runtime.instance().metricMeter);
     }),
     metrics,
+    // A write the vendor answered with a redirect makes a later failure of the same attempt ambiguous.
+    redirects: new RedirectedWrites(),
   };
   const idempotency: ActivityInterceptorsFactory = (context) => {
     if (!markGuarded(context)) {

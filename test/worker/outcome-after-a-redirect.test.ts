@@ -15,6 +15,7 @@
  *
  * Real Postgres, real Temporal, real sockets and Node's own fetch; no classifier of the user's.
  */
+import diagnosticsChannel from 'node:diagnostics_channel';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createTcpServer } from 'node:net';
@@ -115,5 +116,20 @@ describe('a fetch whose POST was answered with a redirect, then failed on a late
     const order = uniqueName('redirect-error');
     const outcome = await run((o) => chargeWithFetch(`${vendorUrl}/v1/charges/redirect-error`, o, { redirect: 'error' }), order);
     expect({ charges: charged(order), outcome }).toMatchObject({ charges: 1 });
+  });
+});
+
+describe('the redirect watch belongs to its worker', () => {
+  it('listens only while one of its attempts runs: a process that makes workers on and on does not pile up listeners', async () => {
+    const channels = ['undici:request:create', 'undici:request:headers', 'http.client.request.start', 'http.client.response.finish'];
+    const listening = () => channels.filter((name) => diagnosticsChannel.channel(name).hasSubscribers);
+    let duringTheCall: string[] = [];
+    const order = uniqueName('listening');
+    await run(async (o) => {
+      duringTheCall = listening();
+      return chargeWithFetch(`${vendorUrl}/v1/charges/receipt-host-down`, o);
+    }, order);
+    expect({ duringTheCall, afterwards: listening() }).toEqual({ duringTheCall: channels, afterwards: [] });
+    expect(charged(order)).toBe(1);
   });
 });
