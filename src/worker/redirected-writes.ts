@@ -13,6 +13,15 @@ import { Context } from '@temporalio/activity';
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const MAX_KEYS = 10_000;
 
+/*
+ * The channels, held for the life of the process. Node 20 keeps channels by weak reference and forgets a
+ * collected one by name: a channel object made after another of the same name was collected, and before
+ * Node cleaned up after it, is not the one undici publishes on when the first `fetch` loads it. A worker
+ * made in that window (after an earlier worker was dropped) would never hear a redirect.
+ */
+const REQUEST_MADE = Object.freeze([diagnosticsChannel.channel('undici:request:create'), diagnosticsChannel.channel('http.client.request.start')]);
+const RESPONSE_HEADERS = Object.freeze([diagnosticsChannel.channel('undici:request:headers'), diagnosticsChannel.channel('http.client.response.finish')]);
+
 interface Published {
   readonly request?: {
     readonly method?: unknown;
@@ -46,12 +55,8 @@ export class RedirectedWrites {
    * context of the one before) is still the call of the key it carries. Bounded: oldest first out.
    */
   private readonly byKey = new Map<string, string>();
-  /**
-   * The channels, held while subscribed: Node 20 keeps channels by weak reference, and a subscription made
-   * through `diagnosticsChannel.subscribe(name, …)` alone can be lost when its channel is collected.
-   */
-  private readonly made = [diagnosticsChannel.channel('undici:request:create'), diagnosticsChannel.channel('http.client.request.start')];
-  private readonly answered = [diagnosticsChannel.channel('undici:request:headers'), diagnosticsChannel.channel('http.client.response.finish')];
+  private readonly made = REQUEST_MADE;
+  private readonly answered = RESPONSE_HEADERS;
   private readonly onRequest = (message: unknown) => this.noteRequest(message as Published);
   private readonly onAnswer = (message: unknown) => this.noteAnswer(message as Published);
   private attemptsRunning = 0;
