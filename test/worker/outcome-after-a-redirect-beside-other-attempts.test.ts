@@ -6,12 +6,12 @@
  */
 import { Agent, createServer, request as httpRequest } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { createServer as createTcpServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idempotencyInterceptors } from '../../src/index.js';
 import { useTestSchema } from '../support/schema.js';
 import { uniqueName, useTemporal } from '../support/temporal.js';
+import { refusedPort } from '../support/refused-port.js';
 
 const schema = useTestSchema(import.meta.filename);
 const temporal = useTemporal();
@@ -25,13 +25,7 @@ let releaseHeld: () => void = () => undefined;
 const charged = (order: string) => charges.get(order) ?? 0;
 
 beforeAll(async () => {
-  closedPort = await new Promise<number>((resolve) => {
-    const probe = createTcpServer();
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
+  closedPort = await refusedPort();
   vendor = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));

@@ -18,13 +18,13 @@
  */
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { createServer as createTcpServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { Context } from '@temporalio/activity';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idempotencyInterceptors } from '../../src/index.js';
 import { useTestSchema } from '../support/schema.js';
 import { uniqueName, useTemporal } from '../support/temporal.js';
+import { refusedPort } from '../support/refused-port.js';
 
 const schema = useTestSchema(import.meta.filename);
 const temporal = useTemporal();
@@ -36,13 +36,7 @@ let baseUrl: string;
 let downUrl: string;
 
 beforeAll(async () => {
-  const closedPort = await new Promise<number>((resolve) => {
-    const probe = createTcpServer();
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
+  const closedPort = await refusedPort();
   downUrl = `http://127.0.0.1:${closedPort}`;
   server = createServer((req: IncomingMessage, res: ServerResponse) => {
     req.resume();

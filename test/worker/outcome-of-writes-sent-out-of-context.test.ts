@@ -26,12 +26,12 @@
  */
 import { createServer, request as httpRequest } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { createServer as createTcpServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idempotencyHeaders, idempotencyInterceptors } from '../../src/index.js';
 import { useTestSchema } from '../support/schema.js';
 import { uniqueName, useTemporal } from '../support/temporal.js';
+import { refusedPort } from '../support/refused-port.js';
 
 const schema = useTestSchema(import.meta.filename);
 const temporal = useTemporal();
@@ -50,13 +50,7 @@ function charged(order: string): number {
 }
 
 beforeAll(async () => {
-  closedPort = await new Promise<number>((resolve) => {
-    const probe = createTcpServer();
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
+  closedPort = await refusedPort();
   vendor = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));

@@ -8,12 +8,12 @@
  */
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
-import { createServer as createTcpServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { IdempotentActivityEnvironment } from '../../src/testing/index.js';
+import { refusedPort } from '../support/refused-port.js';
 
 setFlagsFromString('--expose_gc');
 const gc = runInNewContext('gc') as () => void;
@@ -24,13 +24,7 @@ let vendorUrl: string;
 let closedPort: number;
 
 beforeAll(async () => {
-  closedPort = await new Promise<number>((resolve) => {
-    const probe = createTcpServer();
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
+  closedPort = await refusedPort();
   vendor = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
