@@ -19,8 +19,8 @@ const MAX_KEYS = 10_000;
  * Node cleaned up after it, is not the one undici publishes on when the first `fetch` loads it. A worker
  * made in that window (after an earlier worker was dropped) would never hear a redirect.
  */
-const REQUEST_MADE = Object.freeze([diagnosticsChannel.channel('undici:request:create'), diagnosticsChannel.channel('http.client.request.start')]);
-const RESPONSE_HEADERS = Object.freeze([diagnosticsChannel.channel('undici:request:headers'), diagnosticsChannel.channel('http.client.response.finish')]);
+const REQUESTS_MADE = Object.freeze([diagnosticsChannel.channel('undici:request:create'), diagnosticsChannel.channel('http.client.request.start')]);
+const ANSWERS_HEARD = Object.freeze([diagnosticsChannel.channel('undici:request:headers'), diagnosticsChannel.channel('http.client.response.finish')]);
 
 interface Published {
   readonly request?: {
@@ -55,8 +55,6 @@ export class RedirectedWrites {
    * context of the one before) is still the call of the key it carries. Bounded: oldest first out.
    */
   private readonly byKey = new Map<string, string>();
-  private readonly made = REQUEST_MADE;
-  private readonly answered = RESPONSE_HEADERS;
   private readonly onRequest = (message: unknown) => this.noteRequest(message as Published);
   private readonly onAnswer = (message: unknown) => this.noteAnswer(message as Published);
   private attemptsRunning = 0;
@@ -64,15 +62,15 @@ export class RedirectedWrites {
   /** An attempt starts: listen (from the first one running). */
   attemptStarted(): void {
     if (this.attemptsRunning++ > 0) return;
-    for (const channel of this.made) channel.subscribe(this.onRequest);
-    for (const channel of this.answered) channel.subscribe(this.onAnswer);
+    for (const channel of REQUESTS_MADE) channel.subscribe(this.onRequest);
+    for (const channel of ANSWERS_HEARD) channel.subscribe(this.onAnswer);
   }
 
   /** An attempt ended, its outcome classified: stop listening once none runs. */
   attemptEnded(): void {
     if (--this.attemptsRunning > 0) return;
-    for (const channel of this.made) channel.unsubscribe(this.onRequest);
-    for (const channel of this.answered) channel.unsubscribe(this.onAnswer);
+    for (const channel of REQUESTS_MADE) channel.unsubscribe(this.onRequest);
+    for (const channel of ANSWERS_HEARD) channel.unsubscribe(this.onAnswer);
   }
 
   /** The write request of the running attempt of `context`, or carrying one of `keys`, that was answered with a redirect, if any. */

@@ -16,7 +16,7 @@
  * Real Postgres, real Temporal, real sockets and Node's own fetch; no classifier of the user's.
  */
 import diagnosticsChannel from 'node:diagnostics_channel';
-import { createServer } from 'node:http';
+import { Agent, createServer, request as httpRequest } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,6 +33,13 @@ let vendor: Server;
 let vendorUrl: string;
 /** A port nothing listens on: the receipts host is down. */
 let closedPort: number;
+/** Set by `holdNextCharge()`: the next charge to /v1/charges/held is made, and answered when the test says. */
+let holdArrived: (() => void) | undefined;
+let answerHeld: () => void = () => undefined;
+
+function holdNextCharge(): Promise<void> {
+  return new Promise((resolve) => (holdArrived = resolve));
+}
 
 function charged(order: string): number {
   return charges.get(order) ?? 0;
@@ -51,13 +58,22 @@ beforeAll(async () => {
     req.on('end', () => {
       const { order } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { order: string };
       charges.set(order, charged(order) + 1); // the charge is made
-      if (req.url === '/v1/charges/receipt-host-down') {
-        res.writeHead(303, { location: `http://127.0.0.1:${closedPort}/receipts/ch_${order}` });
-      } else {
-        // A receipt URL behind a misconfigured redirect: GET /receipts/… redirects to itself.
-        res.writeHead(303, { location: `/receipts/ch_${order}` });
-      }
-      res.end();
+      const answer = () => {
+        if (req.url === '/v1/charges/ok') {
+          res.writeHead(200);
+        } else if (req.url === '/v1/charges/receipt-host-down' || req.url === '/v1/charges/held') {
+          res.writeHead(303, { location: `http://127.0.0.1:${closedPort}/receipts/ch_${order}` });
+        } else {
+          // A receipt URL behind a misconfigured redirect: GET /receipts/… redirects to itself.
+          res.writeHead(303, { location: `/receipts/ch_${order}` });
+        }
+        res.end();
+      };
+      // Held once: a second charge (a retry) is answered at once, so a double charge fails the test, not its timeout.
+      if (req.url !== '/v1/charges/held' || !holdArrived) return answer();
+      answerHeld = answer;
+      holdArrived();
+      holdArrived = undefined;
     });
   });
   await new Promise<void>((resolve) => vendor.listen(0, '127.0.0.1', resolve));
@@ -75,21 +91,44 @@ async function chargeWithFetch(url: string, order: string, init: RequestInit = {
   return { status: response.status };
 }
 
-async function run(activity: (order: string) => Promise<unknown>, order: string): Promise<{ result?: unknown; failedWith?: string }> {
-  const taskQueue = uniqueName('tq');
-  const activities = { chargeCard: activity };
-  const interceptors = { activity: idempotencyInterceptors({ store: schema.store }) };
-  return temporal.withWorker({ taskQueue, activities, interceptors }, async () => {
-    const handle = await temporal.client.workflow.start('callActivity', {
-      taskQueue,
-      workflowId: uniqueName('wf'),
-      args: [{ activity: 'chargeCard', args: [order], maximumAttempts: 3 }],
-    });
-    return handle.result().then(
-      (result) => ({ result }),
-      (error: unknown) => ({ failedWith: (error as { cause?: { cause?: { type?: string } } }).cause?.cause?.type ?? String(error) }),
-    );
+/** The same POST with `node:http` on `agent`, following a 303 with a GET as follow-redirects does. */
+function chargeWithHttp(agent: Agent, url: string, order: string): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const hop = (target: URL, method: string, body?: string) => {
+      const request = httpRequest(target, { method, agent }, (response) => {
+        response.resume();
+        if (response.statusCode === 303 && response.headers.location) return hop(new URL(response.headers.location, target), 'GET');
+        response.on('end', () => resolve({ status: response.statusCode }));
+      });
+      request.on('error', reject);
+      request.end(body);
+    };
+    hop(new URL(url), 'POST', JSON.stringify({ order }));
   });
+}
+
+type Outcome = { result?: unknown; failedWith?: string };
+
+/** Starts the workflow that calls `chargeCard(...args)` on `taskQueue`, up to 3 attempts; resolves with how it ended. */
+async function charge(taskQueue: string, ...args: unknown[]): Promise<Outcome> {
+  const handle = await temporal.client.workflow.start('callActivity', {
+    taskQueue,
+    workflowId: uniqueName('wf'),
+    args: [{ activity: 'chargeCard', args, maximumAttempts: 3 }],
+  });
+  return handle.result().then(
+    (result) => ({ result }),
+    (error: unknown) => ({ failedWith: (error as { cause?: { cause?: { type?: string } } }).cause?.cause?.type ?? String(error) }),
+  );
+}
+
+function workerOptions(taskQueue: string, chargeCard: (...args: never[]) => Promise<unknown>) {
+  return { taskQueue, activities: { chargeCard }, interceptors: { activity: idempotencyInterceptors({ store: schema.store }) } };
+}
+
+async function run(activity: (order: string) => Promise<unknown>, order: string): Promise<Outcome> {
+  const taskQueue = uniqueName('tq');
+  return temporal.withWorker(workerOptions(taskQueue, activity), () => charge(taskQueue, order));
 }
 
 describe('a fetch whose POST was answered with a redirect, then failed on a later hop: the charge was made', () => {
@@ -125,5 +164,53 @@ describe('the redirect watch belongs to its worker', () => {
     }, order);
     expect({ duringTheCall, afterwards: listening() }).toEqual({ duringTheCall: channels, afterwards: [] });
     expect(charged(order)).toBe(1);
+  });
+
+  describe('a POST held at the vendor, then answered 303 to a host that is down, after other attempts started and ended meanwhile: charged once', () => {
+    const chargeAt = (path: string, order: string) => chargeWithFetch(`${vendorUrl}${path}`, order);
+
+    it('another worker in the process (its own watch, its own task queue) ran whole attempts meanwhile', async () => {
+      const order = uniqueName('two-workers');
+      const [queueA, queueB] = [uniqueName('tq-a'), uniqueName('tq-b')];
+      const arrived = holdNextCharge();
+      const outcome = await temporal.withWorker(workerOptions(queueA, chargeAt), () =>
+        temporal.withWorker(workerOptions(queueB, chargeAt), async () => {
+          const held = charge(queueA, '/v1/charges/held', order);
+          await arrived;
+          // B's watch goes on and off three times.
+          for (let i = 0; i < 3; i++) await charge(queueB, '/v1/charges/ok', uniqueName('other'));
+          answerHeld();
+          return held;
+        }),
+      );
+      expect({ charges: charged(order), outcome }).toMatchObject({ charges: 1 });
+    });
+
+    it('other attempts of the same worker started and ended meanwhile', async () => {
+      const order = uniqueName('same-worker');
+      const taskQueue = uniqueName('tq');
+      const arrived = holdNextCharge();
+      const outcome = await temporal.withWorker(workerOptions(taskQueue, chargeAt), async () => {
+        const held = charge(taskQueue, '/v1/charges/held', order);
+        await arrived;
+        for (let i = 0; i < 3; i++) await charge(taskQueue, '/v1/charges/ok', uniqueName('other'));
+        answerHeld();
+        return held;
+      });
+      expect({ charges: charged(order), outcome }).toMatchObject({ charges: 1 });
+    });
+
+    it('node:http on a kept-alive socket an earlier attempt opened (the watch off, then on again, in between)', async () => {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      const order = uniqueName('keep-alive');
+      const taskQueue = uniqueName('tq');
+      const chargeOnSocket = (path: string, o: string) => chargeWithHttp(agent, `${vendorUrl}${path}`, o);
+      const outcome = await temporal.withWorker(workerOptions(taskQueue, chargeOnSocket), async () => {
+        await charge(taskQueue, '/v1/charges/ok', uniqueName('first')); // opens the socket; the watch goes off after
+        return charge(taskQueue, '/v1/charges/receipt-host-down', order);
+      });
+      agent.destroy();
+      expect({ charges: charged(order), outcome }).toMatchObject({ charges: 1 });
+    });
   });
 });
