@@ -169,19 +169,22 @@ describe('the redirect watch belongs to its worker', () => {
   describe('a POST held at the vendor, then answered 303 to a host that is down, after other attempts started and ended meanwhile: charged once', () => {
     const chargeAt = (path: string, order: string) => chargeWithFetch(`${vendorUrl}${path}`, order);
 
+    /** Charges `order` on `heldQueue`; while the vendor holds it, three other charges run whole on `otherQueue`. */
+    async function chargeHeldWhileOthersRun(heldQueue: string, otherQueue: string, order: string): Promise<Outcome> {
+      const arrived = holdNextCharge();
+      const held = charge(heldQueue, '/v1/charges/held', order);
+      await arrived;
+      // The other queue's watch goes on and off three times.
+      for (let i = 0; i < 3; i++) await charge(otherQueue, '/v1/charges/ok', uniqueName('other'));
+      answerHeld();
+      return held;
+    }
+
     it('another worker in the process (its own watch, its own task queue) ran whole attempts meanwhile', async () => {
       const order = uniqueName('two-workers');
       const [queueA, queueB] = [uniqueName('tq-a'), uniqueName('tq-b')];
-      const arrived = holdNextCharge();
       const outcome = await temporal.withWorker(workerOptions(queueA, chargeAt), () =>
-        temporal.withWorker(workerOptions(queueB, chargeAt), async () => {
-          const held = charge(queueA, '/v1/charges/held', order);
-          await arrived;
-          // B's watch goes on and off three times.
-          for (let i = 0; i < 3; i++) await charge(queueB, '/v1/charges/ok', uniqueName('other'));
-          answerHeld();
-          return held;
-        }),
+        temporal.withWorker(workerOptions(queueB, chargeAt), () => chargeHeldWhileOthersRun(queueA, queueB, order)),
       );
       expect({ charges: charged(order), outcome }).toMatchObject({ charges: 1 });
     });
@@ -189,14 +192,7 @@ describe('the redirect watch belongs to its worker', () => {
     it('other attempts of the same worker started and ended meanwhile', async () => {
       const order = uniqueName('same-worker');
       const taskQueue = uniqueName('tq');
-      const arrived = holdNextCharge();
-      const outcome = await temporal.withWorker(workerOptions(taskQueue, chargeAt), async () => {
-        const held = charge(taskQueue, '/v1/charges/held', order);
-        await arrived;
-        for (let i = 0; i < 3; i++) await charge(taskQueue, '/v1/charges/ok', uniqueName('other'));
-        answerHeld();
-        return held;
-      });
+      const outcome = await temporal.withWorker(workerOptions(taskQueue, chargeAt), () => chargeHeldWhileOthersRun(taskQueue, taskQueue, order));
       expect({ charges: charged(order), outcome }).toMatchObject({ charges: 1 });
     });
 
